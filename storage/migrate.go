@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -105,6 +106,9 @@ func (db *DB) Migrate(ctx context.Context, log *slog.Logger) error {
 	if err := db.migrateSchema(ctx, tx, log); err != nil {
 		return err
 	}
+	if err := db.restoreUnlogged(ctx, tx, log); err != nil {
+		return err
+	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
@@ -186,6 +190,38 @@ func (db *DB) migrateSchema(ctx context.Context, tx *sql.Tx, log *slog.Logger) e
 		if err := db.sealClear(ctx, tx, m.Version, log); err != nil {
 			return fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
 		}
+	}
+	return nil
+}
+
+// unloggedTables are PostgreSQL's UNLOGGED tables, each with the migration
+// that makes it (written to run again harmlessly). A restore may leave one
+// out, and the shared rate limit lets requests through without its table.
+var unloggedTables = map[string]string{"rate_windows": "rate_windows"}
+
+// restoreUnlogged makes again, in tx, the UNLOGGED tables that are missing,
+// by running their migration again, and says so in the log.
+func (db *DB) restoreUnlogged(ctx context.Context, tx *sql.Tx, log *slog.Logger) error {
+	all, err := Migrations(db.Dialect)
+	if err != nil {
+		return err
+	}
+	for table, migration := range unloggedTables {
+		var missing bool
+		if err := tx.QueryRowContext(ctx, `SELECT to_regclass($1) IS NULL`, table).Scan(&missing); err != nil {
+			return fmt.Errorf("looking for table %s: %w", table, err)
+		}
+		if !missing {
+			continue
+		}
+		i := slices.IndexFunc(all, func(m Migration) bool { return m.Name == migration })
+		if i < 0 {
+			return fmt.Errorf("table %s is missing and no migration %s makes it", table, migration)
+		}
+		if _, err := tx.ExecContext(ctx, all[i].SQL); err != nil {
+			return fmt.Errorf("making table %s again: %w", table, err)
+		}
+		log.Warn("an UNLOGGED table was missing (a restore may leave them out): made again, empty", "table", table)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"sync"
 	"time"
 
@@ -14,17 +15,25 @@ import (
 const EventsChannel = "fideliza_events"
 
 // ChangesChannel is notified of every change of the change feed, with
-// "<tenant id> <part>" (a trigger of migration 0029 on PostgreSQL).
+// "<tenant id> <part> <origin>" (a trigger of migration 0029 on
+// PostgreSQL; on SQLite, watchChanges reads the changes table's new rows).
 const ChangesChannel = "fideliza_changes"
 
-// listenRetry is the wait before a lost PostgreSQL listening connection is
-// opened again.
+// listenRetry is the wait before a lost listening connection is opened
+// again.
 const listenRetry = time.Second
+
+// watchInterval is how often, on SQLite, the changes watcher asks whether
+// another connection (of any process) committed: a change reaches every
+// process's subscribers within it and the time to read it.
+const watchInterval = 250 * time.Millisecond
 
 // notifier wakes the waiters of a channel. On PostgreSQL one connection
 // per channel LISTENs while the DB is open, so a notification from any
 // process wakes this one's waiters; on SQLite a commit of this process
-// wakes every waiter (other processes are not heard: their waiters poll).
+// wakes every waiter (other processes are not heard: their waiters poll),
+// and the subscribers of ChangesChannel hear every process's changes from
+// a connection that watches the file (watchChanges).
 type notifier struct {
 	mu        sync.Mutex
 	waiters   map[string]map[chan struct{}]bool
@@ -58,8 +67,7 @@ func (db *DB) Listen(ctx context.Context, channel string) <-chan struct{} {
 	return wake
 }
 
-// Subscriber hears a channel's notifications with their payloads
-// (PostgreSQL). Its functions run on the listening connection's goroutine,
+// Subscriber hears a channel's notifications with their payloads. Its functions run on the listening connection's goroutine,
 // one at a time: they must not block.
 type Subscriber struct {
 	// Notified is given each notification's payload, from any process.
@@ -71,10 +79,14 @@ type Subscriber struct {
 }
 
 // Subscribe has s hear channel's notifications until ctx ends, and tells
-// whether it will: on SQLite there is no one to hear (a commit of this
-// process says what it changed through Tx.OnCommit), and it returns false.
+// whether it will. On SQLite only ChangesChannel is heard (other channels
+// return false): every change committed by any process of the file is
+// delivered as PostgreSQL's trigger would, within watchInterval, the
+// subscriber's own process's too. The first subscriber there opens the
+// watching connection before Subscribe returns, so a subscriber is told it
+// listens at once unless the file cannot be read.
 func (db *DB) Subscribe(ctx context.Context, channel string, s *Subscriber) bool {
-	if db.pgx == nil {
+	if db.pgx == nil && channel != ChangesChannel {
 		return false
 	}
 	n := &db.notify
@@ -84,7 +96,11 @@ func (db *DB) Subscribe(ctx context.Context, channel string, s *Subscriber) bool
 		n.subs[channel] = map[*Subscriber]bool{}
 	}
 	n.subs[channel][s] = true
-	n.startLocked(db, channel)
+	if db.pgx == nil {
+		n.watchLocked(db)
+	} else {
+		n.startLocked(db, channel)
+	}
 	up := n.up[channel]
 	n.mu.Unlock()
 	if up { // listening already: s is told so (or twice, should it open now)
@@ -113,6 +129,19 @@ func (n *notifier) startLocked(db *DB, channel string) {
 		n.listening[channel] = true
 		go db.listen(n.ctx, channel)
 	}
+}
+
+// watchLocked starts watching the SQLite file for changes, once; n.mu is
+// held. The first watching connection is opened here: up says whether it
+// was.
+func (n *notifier) watchLocked(db *DB) {
+	if n.listening[ChangesChannel] {
+		return
+	}
+	n.listening[ChangesChannel] = true
+	w, err := db.openWatch(n.ctx)
+	n.up[ChangesChannel] = err == nil
+	go db.watchChanges(n.ctx, w)
 }
 
 // subscribers are the subscribers of channel; with up, the channel's
@@ -194,6 +223,109 @@ func (db *DB) listenOnce(ctx context.Context, channel string) {
 			s.Notified(note.Payload)
 		}
 	}
+}
+
+// changeWatch is the SQLite connection that watches for changes: the file's
+// data_version as it last read it (which moves when another connection,
+// of this process or another, commits) and the last change it delivered.
+type changeWatch struct {
+	conn    *sql.Conn
+	version int64
+	last    int64
+}
+
+// openWatch takes a read connection for watching, from what is committed
+// now on: the changes before it are not delivered (the subscribers drop
+// what they keep when told they listen).
+func (db *DB) openWatch(ctx context.Context) (*changeWatch, error) {
+	conn, err := db.Reads.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w := &changeWatch{conn: conn}
+	if err := conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&w.version); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if err := conn.QueryRowContext(ctx, "SELECT coalesce(max(id), 0) FROM changes").Scan(&w.last); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// watchChanges delivers, until ctx ends, the changes committed to the
+// SQLite file to the subscribers of ChangesChannel, starting from w (nil:
+// not watching). A failed read closes the connection, tells the
+// subscribers they do not listen, and opens it again after listenRetry.
+func (db *DB) watchChanges(ctx context.Context, w *changeWatch) {
+	n := &db.notify
+	for ctx.Err() == nil {
+		wait := watchInterval
+		if w == nil {
+			var err error
+			if w, err = db.openWatch(ctx); err == nil {
+				for _, s := range n.subscribers(ChangesChannel, true) {
+					s.Listening(true)
+				}
+			} else {
+				wait = listenRetry
+			}
+		} else if err := w.poll(ctx, n); err != nil {
+			w.conn.Close()
+			w = nil
+			if ctx.Err() == nil {
+				for _, s := range n.subscribers(ChangesChannel, false) {
+					s.Listening(false)
+				}
+			}
+			wait = listenRetry
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+	}
+	if w != nil {
+		w.conn.Close()
+	}
+}
+
+// poll delivers the changes committed since the last poll, when another
+// connection committed since, with the payload PostgreSQL's trigger gives.
+func (w *changeWatch) poll(ctx context.Context, n *notifier) error {
+	var version int64
+	if err := w.conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&version); err != nil {
+		return err
+	}
+	if version == w.version {
+		return nil
+	}
+	rows, err := w.conn.QueryContext(ctx, "SELECT id, tenant_id, part, origin FROM changes WHERE id > ? ORDER BY id", w.last)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	last := w.last
+	var payloads []string
+	for rows.Next() {
+		var tenantID, part, origin string
+		if err := rows.Scan(&last, &tenantID, &part, &origin); err != nil {
+			return err
+		}
+		payloads = append(payloads, tenantID+" "+part+" "+origin)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	w.version, w.last = version, last
+	subs := n.subscribers(ChangesChannel)
+	for _, p := range payloads {
+		for _, s := range subs {
+			s.Notified(p)
+		}
+	}
+	return nil
 }
 
 // close ends the listening connections.

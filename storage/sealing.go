@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -382,6 +383,24 @@ func UseDataKey(rawURL, path string) (created string, err error) {
 		return "", err
 	}
 	return created, nil
+}
+
+// DataKeyBeside returns the data key file of the database at rawURL (path
+// when given, else the default) when it is in the directory of an SQLite
+// database file: a copy of that directory then holds the documents and the
+// key that unseals them and the token signing keys.
+func DataKeyBeside(rawURL, path string) (string, bool) {
+	u, err := ParseURL(rawURL)
+	if err != nil || u.Scheme != "sqlite" {
+		return "", false
+	}
+	key, err := DataKeyPath(rawURL, path)
+	if err != nil {
+		return "", false
+	}
+	keyDir, err1 := filepath.Abs(filepath.Dir(key))
+	dbDir, err2 := filepath.Abs(filepath.Dir(sqlitePath(u)))
+	return key, err1 == nil && err2 == nil && keyDir == dbDir
 }
 
 // DataKeyPath is the data key file of the database at rawURL: path when

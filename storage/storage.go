@@ -40,7 +40,8 @@ type DB struct {
 	SQL *sql.DB
 	// Reads is the pool of reads outside transactions. On SQLite it is a
 	// separate pool of read-only connections (WAL lets them run beside the
-	// writer); on PostgreSQL it is SQL.
+	// writer), one of which watches for other processes' changes while
+	// someone subscribes to them; on PostgreSQL it is SQL.
 	Reads   *sql.DB
 	Ent     *ent.Client
 	Dialect string
@@ -202,9 +203,10 @@ func openSQLite(path string) (*DB, error) {
 	}
 	// Every read connection stays open: database/sql keeps two idle by
 	// default and would reopen the others, each time running the pragmas
-	// and losing its statement cache (a third of identify's CPU).
-	reads.SetMaxOpenConns(8)
-	reads.SetMaxIdleConns(8)
+	// and losing its statement cache (a third of identify's CPU). Eight
+	// serve reads, and one more watches for changes (Subscribe).
+	reads.SetMaxOpenConns(9)
+	reads.SetMaxIdleConns(9)
 	reads.SetConnMaxIdleTime(0)
 	drv := splitDriver{
 		Driver: entsql.OpenDB(dialect.SQLite, writes),

@@ -29,9 +29,11 @@ import (
 // guessed at with a TTL: every write that changes one of these parts
 // records a change in its own transaction (Changed), which drops that part
 // of the tenant here as the transaction commits, and in every other process
-// as PostgreSQL notifies it (storage.ChangesChannel). While the listening
-// connection is lost, nothing is kept (every read goes to the database) and
-// everything kept before is dropped: what was notified meanwhile is lost.
+// as it hears it (storage.ChangesChannel: PostgreSQL notifies it, on SQLite
+// each process reads the new changes within a quarter of a second). While
+// the listening connection is lost, nothing is kept (every read goes to the
+// database) and everything kept before is dropped: what was notified
+// meanwhile is lost.
 // The amounts that move with every redemption (redemption counts, budgets
 // spent) are not in it: campaignrules.Evaluate reads them where they
 // are checked.
@@ -137,9 +139,8 @@ func getShared[T any](ctx context.Context, k *Kernel, c *tenantCache[T], shared 
 // changeFeed is how this process hears the change feed.
 type changeFeed struct {
 	once sync.Once
-	// live says the feed is heard: always on SQLite (this process's commits
-	// are the only ones applied), on PostgreSQL while the listening
-	// connection is open.
+	// live says the feed is heard: while the listening (on SQLite,
+	// watching) connection is open.
 	live atomic.Bool
 	// origin names this process's changes: it applies them at commit, and
 	// ignores their notifications (which may come after it read them again).
@@ -166,9 +167,7 @@ func (k *Kernel) following() bool {
 				k.dropAll()
 			}
 		}}
-		if !k.DB.Subscribe(context.Background(), storage.ChangesChannel, s) {
-			k.feed.live.Store(true)
-		}
+		k.DB.Subscribe(context.Background(), storage.ChangesChannel, s) // heard on both databases
 	})
 	return k.feed.live.Load()
 }

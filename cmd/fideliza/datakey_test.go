@@ -103,6 +103,7 @@ func dataKeyStep(t *testing.T, step, dir string) {
 		startServe(t, logs, u)
 		require.Contains(t, logs.String(), "created the data key file", "serve says so")
 		require.Contains(t, logs.String(), filepath.Join(dir, "f.db.key"))
+		require.Contains(t, logs.String(), "the data key file is in the database's directory", "serve warns of the key beside the database")
 		tenant, err := withCustomer(t, logs, u).Ent.Tenant.Query().OnlyID(viewer.SystemContext(context.Background()))
 		require.NoError(t, err)
 		fideliza(t, logs, u, "user", "token", "--tenant", tenant) // the first signing key

@@ -5,12 +5,14 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 
 	"entgo.io/ent/dialect"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
 
@@ -75,4 +77,45 @@ func TestServeRateLimits(t *testing.T) {
 		require.Equal(t, policy, resp.Header.Get("RateLimit-Policy"))
 	}
 	require.Contains(t, logs.String(), `"rate_limit_client":"2/1m"`, "the start line says the quota")
+}
+
+// TestServeMakesRateWindowsAgain: on PostgreSQL, a database whose shared
+// rate limit table is missing (an UNLOGGED table a restore left out) gets
+// it back when serve starts, which says so, and the quota holds. SQLite
+// counts in memory: it has no such table.
+func TestServeMakesRateWindowsAgain(t *testing.T) {
+	if os.Getenv(storagetest.EnvPostgres) == "" {
+		t.Skip("the shared rate limit is PostgreSQL's: set " + storagetest.EnvPostgres)
+	}
+	t.Parallel()
+	logs := &syncBuffer{}
+	u := storagetest.URL(t, dialect.Postgres, false)
+	tenant := fideliza(t, logs, u, "tenant", "create", "--name", "Restaurada")["id"].(string)
+	db, err := storage.Open(context.Background(), u)
+	require.NoError(t, err)
+	_, err = db.SQL.Exec(`DROP TABLE rate_windows`)
+	db.Close()
+	require.NoError(t, err)
+
+	base, _ := startServe(t, logs, u, "--rate-limit", "2/1m")
+	c := fideliza(t, logs, u, "client", "create", "--tenant", tenant, "--kind", "oauth")
+	form := url.Values{"grant_type": {"client_credentials"}}
+	req, _ := http.NewRequest(http.MethodPost, base+"/auth/token", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(c["client_id"].(string), c["client_secret"].(string))
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	doJSON(t, req, http.StatusOK, &tok)
+	var statuses []int
+	for range 3 {
+		req, _ = http.NewRequest(http.MethodGet, base+"/v1/customers", nil)
+		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		statuses = append(statuses, resp.StatusCode)
+	}
+	require.Equal(t, []int{http.StatusOK, http.StatusOK, http.StatusTooManyRequests}, statuses, "the quota holds")
+	require.Contains(t, logs.String(), `"table":"rate_windows"`, "serve says it made the table again")
 }

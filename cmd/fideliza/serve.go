@@ -23,6 +23,7 @@ import (
 	"github.com/fideliza/fideliza/panel"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/rest"
+	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/tracing"
 	"github.com/fideliza/fideliza/worker"
 )
@@ -313,6 +314,10 @@ func storeCampaignStatuses(ctx context.Context, a *app.App) error {
 func (g *globals) logStart(log *slog.Logger, a *app.App, command string, attrs ...any) {
 	log.Info("starting", append([]any{"command", command, "database", a.DB.Dialect, "log_level", g.logLevel,
 		"public_url", g.publicURL, "oidc_issuer", g.oidc.Issuer, "webhook_loopback", g.webhookLoopback}, attrs...)...)
+	if key, beside := storage.DataKeyBeside(g.databaseURL, g.dataKeyFile); beside {
+		log.Warn("the data key file is in the database's directory: a copy of that directory unseals the CPFs, CNPJs and "+
+			"signing keys (and so can sign tokens); keep the key elsewhere and name it with --data-key-file", "file", key)
+	}
 }
 
 func envBool(name string, fallback bool) bool {
