@@ -2,9 +2,11 @@ package rest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -71,7 +73,10 @@ func TestAudiencePreviewBudget(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 
 		// Three costly previews at once, whose clients leave: one is
-		// refused, and once they are gone a preview is served again.
+		// refused, the others stop there (logged 499, the client gone,
+		// not 422 at the end of their budget), and a preview is served
+		// again.
+		mark := e.logs.Len()
 		ctx, leave := context.WithCancel(context.Background())
 		refused := make(chan apiResp, 3)
 		var running sync.WaitGroup
@@ -104,6 +109,22 @@ func TestAudiencePreviewBudget(t *testing.T) {
 		}
 		leave()
 		running.Wait()
+		var statuses []int
+		require.Eventually(t, func() bool {
+			statuses = nil
+			for line := range strings.Lines(e.logs.Since(mark)) {
+				var l struct {
+					Path   string
+					Status int
+				}
+				if json.Unmarshal([]byte(line), &l) == nil && l.Path == "/v1/segments/preview" {
+					statuses = append(statuses, l.Status)
+				}
+			}
+			return len(statuses) == 3
+		}, 30*time.Second, 10*time.Millisecond)
+		slices.Sort(statuses)
+		require.Equal(t, []int{http.StatusTooManyRequests, statusClientClosed, statusClientClosed}, statuses)
 		served := false
 		for deadline := time.Now().Add(10 * time.Second); !served && time.Now().Before(deadline); {
 			r = e.do(t, http.MethodPost, "/v1/segments/preview", map[string]any{"rule": `level == "gold"`})
