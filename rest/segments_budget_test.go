@@ -48,7 +48,8 @@ func budgetSetup(t *testing.T, db *storage.DB, n int) *segEnv {
 
 // TestAudiencePreviewBudget: a rule evaluated customer by customer stops at
 // the request's budget of CEL cost, summed over its customers, answering
-// 422 audience_too_costly on preview and on save (nothing saved); a
+// 422 audience_too_costly on preview (REST and GraphQL) and on save
+// (nothing saved); a
 // client's previews in flight are capped (429 with Retry-After), and one
 // whose client leaves stops, freeing its place.
 func TestAudiencePreviewBudget(t *testing.T) {
@@ -61,6 +62,11 @@ func TestAudiencePreviewBudget(t *testing.T) {
 		r := e.do(t, http.MethodPost, "/v1/segments/preview", map[string]any{"rule": rule})
 		requireV1Error(t, r, http.StatusUnprocessableEntity, "audience_too_costly", "rule")
 		t.Logf("refused in %v", time.Since(start))
+
+		r = e.do(t, http.MethodPost, "/graphql", map[string]any{"query": `query($r: String!) { previewAudience(rule: $r) { count } }`,
+			"variables": map[string]any{"r": rule}})
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		require.Equal(t, []string{"audience_too_costly"}, gqlCodes(t, string(r.body)))
 
 		r = e.do(t, http.MethodPost, "/v1/segments", map[string]any{"name": "caro", "rule": rule})
 		requireV1Error(t, r, http.StatusUnprocessableEntity, "audience_too_costly", "rule")
