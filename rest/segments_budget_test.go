@@ -49,9 +49,8 @@ func budgetSetup(t *testing.T, db *storage.DB, n int) *segEnv {
 // TestAudiencePreviewBudget: a rule evaluated customer by customer stops at
 // the request's budget of CEL cost, summed over its customers, answering
 // 422 audience_too_costly on preview (REST and GraphQL) and on save
-// (nothing saved); a
-// client's previews in flight are capped (429 with Retry-After), and one
-// whose client leaves stops, freeing its place.
+// (nothing saved); a client's previews in flight are capped (429 with
+// Retry-After), and one whose client leaves stops, freeing its place.
 func TestAudiencePreviewBudget(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := budgetSetup(t, db, 300)
