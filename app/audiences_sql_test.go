@@ -155,6 +155,15 @@ func TestAudiencePreviewCountedInTheDatabase(t *testing.T) {
 			`churn_risk == "unknown"`, `churn_risk == "high"`, `churn_risk != "low"`, `churn_risk == ""`,
 			`probability_alive == -1.0`, `probability_alive >= 0.5`, `probability_alive < 0`, `probability_alive > 0.2`,
 			`"` + s.vip + `" in segments`, `!("` + s.vip + `" in segments)`, `"` + audience.ID + `" in segments`,
+			// exists and all over the lists and maps the database knows.
+			`consents.exists(c, c == "sms")`, `consents.all(c, c in ["sms", "email"])`, `!consents.exists(c, c.startsWith("whats"))`,
+			`consents.exists(c, c.endsWith("ing") && level == "gold" || c.contains("ai") && points >= 100)`,
+			`group_purchases.exists(g, group_purchases[g] >= 2)`, `group_purchases.all(g, g == "norte")`,
+			`group_days_since_last_purchase.exists(g, group_days_since_last_purchase[g] <= 30 || group_purchases["sul"] >= 1)`,
+			`group_days_since_last_purchase.all(g, group_purchases[g] >= 1 && group_days_since_last_purchase[g] > 181)`,
+			`segments.exists(s, s == "` + s.vip + `")`, `segments.all(s, s != "` + s.vip + `")`,
+			`segments.exists(s, s.startsWith("` + s.vip[:6] + `"))`, `segments.exists(s, s in ["x", "` + audience.ID + `"])`,
+			`consents.exists(c, segments.exists(s, s == c)) || consents.all(c, "` + s.vip + `" in segments)`,
 			// Not translated: evaluated in Go.
 			`purchases * 2 >= 4`, `size(consents) >= 2`, `store_most_visited == "LOJA-N"`, `consents.exists(c, c == "sms")`,
 			`city < "S"`, `group_purchases["norte"] + 1 >= 2`,
@@ -186,7 +195,7 @@ func TestAudiencePreviewNotTranslated(t *testing.T) {
 		for _, tc := range []struct{ translated, not string }{
 			{`level == "gold"`, `level == "gold" && points * 1 >= 0`},
 			{`purchases >= 2`, `purchases * 2 >= 4`},
-			{`"sms" in consents`, `consents.exists(c, c == "sms")`},
+			{`"sms" in consents`, `consents.exists(c, c.size() == 3)`},
 		} {
 			want, err := s.a.Audiences.PreviewAudience(s.ctx, tc.translated)
 			require.NoError(t, err)

@@ -42,6 +42,7 @@ const SampleSize = 10
 type Service struct {
 	*kernel.Kernel
 	compiled sync.Map // rule source → *audience.Rule
+	previews previews
 }
 
 // Check compiles a rule: an unknown fact or a type mismatch is invalid,
@@ -71,7 +72,9 @@ type Preview struct {
 }
 
 // PreviewAudience evaluates rule over every customer of the viewer's tenant
-// without saving anything.
+// without saving anything, within a request's bounds (budget.go): a client
+// has at most PreviewsPerClient in flight, and one stops when its client
+// leaves, its time is spent or its cost is over the budget.
 func (a *Service) PreviewAudience(ctx context.Context, rule string) (*Preview, error) {
 	if err := Policy.Allow(ctx, "PreviewAudience"); err != nil {
 		return nil, err
@@ -83,6 +86,19 @@ func (a *Service) PreviewAudience(ctx context.Context, rule string) (*Preview, e
 	if err != nil {
 		return nil, err
 	}
+	done, err := a.previews.admit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	ctx, cancel, b := bounded(ctx)
+	defer cancel()
+	p, err := a.preview(ctx, r, b)
+	return p, spent(ctx, err)
+}
+
+// preview is PreviewAudience's count and sample of r, charged to b.
+func (a *Service) preview(ctx context.Context, r *audience.Rule, b *budget) (*Preview, error) {
 	if p, ok, err := a.previewInDatabase(ctx, r); ok || err != nil {
 		return p, err
 	}
@@ -94,7 +110,11 @@ func (a *Service) PreviewAudience(ctx context.Context, rule string) (*Preview, e
 	var sample []string
 	err = rd.pages(ctx, func(_ scope, ids []string, facts []audience.Facts) error {
 		for i := range facts {
-			if ok, _ := r.Match(&facts[i]); ok {
+			ok, err := b.match(ctx, r, &facts[i])
+			if err != nil {
+				return err
+			}
+			if ok {
 				p.Count++
 				if len(sample) < SampleSize {
 					sample = append(sample, ids[i])
@@ -217,8 +237,15 @@ func (a *Service) Refresh(ctx context.Context, tx storage.Tx, customerIDs ...str
 }
 
 // RecomputeAudience recomputes one audience for every customer of the
-// viewer's tenant, in tx (a rule just saved).
+// viewer's tenant, in tx (a rule just saved), within a request's bounds as
+// a preview (budget.go): a rule over them is refused, audience_too_costly.
 func (a *Service) RecomputeAudience(ctx context.Context, tx storage.Tx, id string) error {
+	ctx, cancel, b := bounded(ctx)
+	defer cancel()
+	return spent(ctx, a.recomputeAudience(ctx, tx, id, b))
+}
+
+func (a *Service) recomputeAudience(ctx context.Context, tx storage.Tx, id string, b *budget) error {
 	segs, rules, err := a.audiencesOf(ctx, tx.Ent, id)
 	if err != nil || len(segs) == 0 {
 		return err
@@ -228,7 +255,7 @@ func (a *Service) RecomputeAudience(ctx context.Context, tx storage.Tx, id strin
 		return err
 	}
 	return rd.pages(ctx, func(sc scope, ids []string, facts []audience.Facts) error {
-		return a.write(ctx, tx, segs, rules, sc, ids, facts)
+		return a.write(ctx, tx, segs, rules, sc, ids, facts, b)
 	})
 }
 
@@ -275,15 +302,15 @@ func (a *Service) apply(ctx context.Context, tx storage.Tx, segs []*ent.Segment,
 	if err != nil {
 		return err
 	}
-	return a.write(ctx, tx, segs, rules, sc, ids, facts)
+	return a.write(ctx, tx, segs, rules, sc, ids, facts, nil)
 }
 
 // write makes the members of segs among the customers of sc (ids, with
 // their facts) those their rules match. The rows go straight to the
 // membership table: the audiences and customers were read through the
 // tenant's policy just before, and a segment's row is not locked by every
-// sale that changes its members.
-func (a *Service) write(ctx context.Context, tx storage.Tx, segs []*ent.Segment, rules []*audience.Rule, sc scope, ids []string, facts []audience.Facts) error {
+// sale that changes its members. The rules' evaluations are charged to b.
+func (a *Service) write(ctx context.Context, tx storage.Tx, segs []*ent.Segment, rules []*audience.Rule, sc scope, ids []string, facts []audience.Facts, b *budget) error {
 	segIDs := make([]string, len(segs))
 	for i, s := range segs {
 		segIDs[i] = s.ID
@@ -303,7 +330,10 @@ func (a *Service) write(ctx context.Context, tx storage.Tx, segs []*ent.Segment,
 	var add, drop [][2]string
 	for j, s := range segs {
 		for i := range facts {
-			in, _ := rules[j].Match(&facts[i])
+			in, err := b.match(ctx, rules[j], &facts[i])
+			if err != nil {
+				return err
+			}
 			switch was := members[s.ID][ids[i]]; {
 			case in && !was:
 				add = append(add, [2]string{ids[i], s.ID})

@@ -47,6 +47,11 @@ type translation struct {
 	groups   map[string][]string // a store group's store ids
 	aggs     []aggregate         // the purchase facts the rule reads
 	scores   bool                // whether it reads the churn score
+	// vars are the variables of the exists and all macros being
+	// translated (comprehension.go): each bound to a literal or to the
+	// column of a static segment's id.
+	vars  map[string]bound
+	terms int // how many terms the macros being translated expand into
 }
 
 // aggregate is a purchase fact of the customer, a column of the facts
@@ -204,13 +209,15 @@ func (t *translation) expr(e ast.Expr) (sqlNode, bool) {
 		v, ok := e.AsLiteral().(types.Bool)
 		return constant(bool(v)), ok
 	case ast.CallKind:
+	case ast.ComprehensionKind:
+		return t.comprehension(e.AsComprehension())
 	default:
 		return nil, false
 	}
 	call := e.AsCall()
 	args := call.Args()
 	if call.IsMemberFunction() {
-		return nil, false
+		return t.stringTest(call)
 	}
 	switch fn := call.FunctionName(); fn {
 	case opAnd, opOr:
@@ -239,29 +246,40 @@ func (t *translation) expr(e ast.Expr) (sqlNode, bool) {
 type fact struct{ name, key string }
 
 // factOf is the fact e reads, if e is a name or a map's lookup by a
-// literal key.
-func factOf(e ast.Expr) (fact, bool) {
+// literal key (or a macro's variable bound to one).
+func (t *translation) factOf(e ast.Expr) (fact, bool) {
+	if t.inSegments() {
+		return fact{}, false // no fact inside the query of the segments
+	}
 	if e.Kind() == ast.IdentKind {
-		return fact{name: e.AsIdent()}, true
+		return fact{name: e.AsIdent()}, !t.isVar(e)
 	}
 	if e.Kind() != ast.CallKind {
 		return fact{}, false
 	}
 	c := e.AsCall()
-	if c.FunctionName() != opIdx || c.IsMemberFunction() || c.Args()[0].Kind() != ast.IdentKind || c.Args()[1].Kind() != ast.LiteralKind {
+	if c.FunctionName() != opIdx || c.IsMemberFunction() || c.Args()[0].Kind() != ast.IdentKind || t.isVar(c.Args()[0]) {
 		return fact{}, false
 	}
-	key, ok := c.Args()[1].AsLiteral().(types.String)
+	k := t.literal(c.Args()[1])
+	if k.Kind() != ast.LiteralKind {
+		return fact{}, false
+	}
+	key, ok := k.AsLiteral().(types.String)
 	return fact{name: c.Args()[0].AsIdent(), key: string(key)}, ok
 }
 
 // compare translates a comparison of a fact with a literal, in either
 // order.
 func (t *translation) compare(op string, l, r ast.Expr) (sqlNode, bool) {
+	l, r = t.literal(l), t.literal(r)
 	if l.Kind() == ast.LiteralKind {
 		l, r, op = r, l, flipped[op]
 	}
-	f, ok := factOf(l)
+	if n, ok := t.compareStrings(op, l, r); ok {
+		return n, true
+	}
+	f, ok := t.factOf(l)
 	if !ok || r.Kind() != ast.LiteralKind {
 		return nil, false
 	}
@@ -485,7 +503,8 @@ func (t *translation) days(f fact, op string, n int64) sqlNode {
 // in translates a membership: of a literal in a list or map fact, or of
 // a fact in a list literal.
 func (t *translation) in(x, list ast.Expr) (sqlNode, bool) {
-	if x.Kind() == ast.LiteralKind && list.Kind() == ast.IdentKind {
+	x = t.literal(x)
+	if x.Kind() == ast.LiteralKind && list.Kind() == ast.IdentKind && !t.isVar(list) && !t.inSegments() {
 		v, ok := x.AsLiteral().(types.String)
 		if !ok {
 			return nil, false
@@ -524,11 +543,9 @@ func (t *translation) member(name, v string) (sqlNode, bool) {
 			b.WriteString("(" + s.C(col) + " = ").Arg(true).WriteByte(')')
 		}, true
 	case "segments": // static segments only, as profileFacts reads them
-		return func(b *entsql.Builder, s *entsql.Selector) {
-			b.WriteString("EXISTS (SELECT 1 FROM customer_segments m JOIN segments g ON g.id = m.segment_id WHERE m.customer_id = " +
-				s.C(customer.FieldID) + " AND g.tenant_id = " + s.C(customer.FieldTenantID) + " AND g.rule IS NULL AND m.segment_id = ").Arg(v)
-			b.WriteByte(')')
-		}, true
+		return segmentsWhere(func(b *entsql.Builder, _ *entsql.Selector) {
+			b.WriteString("(" + segmentColumn + " = ").Arg(v).WriteByte(')')
+		}), true
 	case "group_purchases", "group_days_since_last_purchase":
 		if len(t.groups[v]) == 0 {
 			return constant(false), true

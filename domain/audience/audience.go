@@ -41,9 +41,9 @@ import (
 // MaxLength bounds a rule's source, in bytes.
 const MaxLength = 4000
 
-// costLimit bounds one evaluation's work (CEL's cost units): a rule that
+// CostLimit bounds one evaluation's work (CEL's cost units): a rule that
 // loops over its facts' lists far longer than any customer's is refused.
-const costLimit = 100_000
+const CostLimit = 100_000
 
 // Facts are what a rule reads of one customer.
 type Facts struct {
@@ -209,7 +209,7 @@ func Compile(src string) (*Rule, error) {
 		p.Add("rule", "1:1: must be a bool, is %s", ast.OutputType())
 		return nil, p.Err()
 	}
-	prg, err := env.Program(ast, cel.CostLimit(costLimit), cel.EvalOptions(cel.OptOptimize))
+	prg, err := env.Program(ast, cel.CostLimit(CostLimit), cel.EvalOptions(cel.OptOptimize))
 	if err != nil {
 		p.Add("rule", "1:1: %s", err)
 		return nil, p.Err()
@@ -228,13 +228,25 @@ func Compile(src string) (*Rule, error) {
 // fails on f (a map key it lacks, a division by zero, its cost limit) does
 // not match, and says why.
 func (r *Rule) Match(f *Facts) (bool, error) {
-	out, _, err := r.prg.Eval(activation{f})
+	in, _, err := r.MatchCost(f)
+	return in, err
+}
+
+// MatchCost is Match with the evaluation's cost in CEL's units (at most
+// about the cost limit of one evaluation, CostLimit), so that a caller can
+// bound the work of evaluating the rule over many customers.
+func (r *Rule) MatchCost(f *Facts) (bool, uint64, error) {
+	out, det, err := r.prg.Eval(activation{f})
+	cost := uint64(CostLimit)
+	if det != nil && det.ActualCost() != nil {
+		cost = *det.ActualCost()
+	}
 	if err != nil {
-		return false, err
+		return false, cost, err
 	}
 	b, ok := out.Value().(bool)
 	if !ok {
-		return false, fmt.Errorf("audience: the rule gave %v, not a bool", out.Value())
+		return false, cost, fmt.Errorf("audience: the rule gave %v, not a bool", out.Value())
 	}
-	return b, nil
+	return b, cost, nil
 }

@@ -5287,7 +5287,10 @@ extend type Query {
   Evaluates an audience's rule (CEL over the customers' facts: level, points, lifetime_value, purchases,
   days_since_last_purchase, group_purchases, group_days_since_last_purchase, store_most_visited, birthday_month,
   city, state, consents, churn_risk, probability_alive, segments) over the tenant's customers without saving it. An
-  unknown fact or a type mismatch is a validation error naming its line:column.
+  unknown fact or a type mismatch is a validation error naming its line:column. A rule the database cannot count is
+  evaluated customer by customer within a budget for the request (5,000,000 units of CEL's cost summed over the
+  customers, 20 seconds in all): beyond it, the error audience_too_costly. A client has at most 2 previews in flight
+  at once (too_many_previews beyond, with extensions.retryAfter in seconds); a preview stops when its client leaves.
   """
   previewAudience(rule: String!): AudiencePreview!
 }
