@@ -66304,7 +66304,7 @@ func (ec *executionContext) unmarshalNAdjustPointsInput2githubᚗcomᚋfideliza�
 }
 
 func (ec *executionContext) marshalNAudienceMember2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐAudienceMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []*AudienceMember) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNAudienceMember2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐAudienceMember(ctx, sel, v[i])
@@ -66744,7 +66744,7 @@ func (ec *executionContext) marshalNCustomerImport2ᚖgithubᚗcomᚋfidelizaᚋ
 }
 
 func (ec *executionContext) marshalNCustomerImportProblem2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerImportProblemᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.CustomerImportProblem) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCustomerImportProblem2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerImportProblem(ctx, sel, v[i])
@@ -66848,7 +66848,7 @@ func (ec *executionContext) unmarshalNCustomerWhereInput2ᚖgithubᚗcomᚋfidel
 }
 
 func (ec *executionContext) marshalNDayPoints2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐDayPointsᚄ(ctx context.Context, sel ast.SelectionSet, v []*DayPoints) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDayPoints2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐDayPoints(ctx, sel, v[i])
@@ -66895,7 +66895,7 @@ func (ec *executionContext) marshalNDecimal2githubᚗcomᚋshopspringᚋdecimal�
 }
 
 func (ec *executionContext) marshalNEligibleCampaign2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐEligibleCampaignᚄ(ctx context.Context, sel ast.SelectionSet, v []*EligibleCampaign) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNEligibleCampaign2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐEligibleCampaign(ctx, sel, v[i])
@@ -66972,7 +66972,7 @@ func (ec *executionContext) unmarshalNEventWhereInput2ᚖgithubᚗcomᚋfideliza
 }
 
 func (ec *executionContext) marshalNFieldProblem2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐFieldProblemᚄ(ctx context.Context, sel ast.SelectionSet, v []*FieldProblem) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNFieldProblem2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐFieldProblem(ctx, sel, v[i])
@@ -67059,7 +67059,7 @@ func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast
 }
 
 func (ec *executionContext) marshalNIneligibleCampaign2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐIneligibleCampaignᚄ(ctx context.Context, sel ast.SelectionSet, v []*IneligibleCampaign) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNIneligibleCampaign2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐIneligibleCampaign(ctx, sel, v[i])
@@ -67117,7 +67117,7 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 }
 
 func (ec *executionContext) marshalNItemBenefit2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐItemBenefitᚄ(ctx context.Context, sel ast.SelectionSet, v []*ItemBenefit) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNItemBenefit2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐItemBenefit(ctx, sel, v[i])
@@ -67143,7 +67143,7 @@ func (ec *executionContext) marshalNItemBenefit2ᚖgithubᚗcomᚋfidelizaᚋfid
 }
 
 func (ec *executionContext) marshalNLevelCount2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLevelCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*LevelCount) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNLevelCount2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLevelCount(ctx, sel, v[i])
@@ -67206,7 +67206,7 @@ func (ec *executionContext) marshalNMap2map(ctx context.Context, sel ast.Selecti
 }
 
 func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐNoder(ctx context.Context, sel ast.SelectionSet, v []ent.Noder) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalONode2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚐNoder(ctx, sel, v[i])
@@ -67230,7 +67230,7 @@ func (ec *executionContext) marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPag
 }
 
 func (ec *executionContext) marshalNPointsByLevel2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsByLevelᚄ(ctx context.Context, sel ast.SelectionSet, v []*PointsByLevel) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPointsByLevel2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsByLevel(ctx, sel, v[i])
@@ -67256,7 +67256,7 @@ func (ec *executionContext) marshalNPointsByLevel2ᚖgithubᚗcomᚋfidelizaᚋf
 }
 
 func (ec *executionContext) marshalNPointsByMonth2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsByMonthᚄ(ctx context.Context, sel ast.SelectionSet, v []*PointsByMonth) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPointsByMonth2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsByMonth(ctx, sel, v[i])
@@ -67363,7 +67363,7 @@ func (ec *executionContext) marshalNPointsMovement2ᚖgithubᚗcomᚋfidelizaᚋ
 }
 
 func (ec *executionContext) marshalNPredictiveSegmentCount2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPredictiveSegmentCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*PredictiveSegmentCount) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPredictiveSegmentCount2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPredictiveSegmentCount(ctx, sel, v[i])
@@ -67703,7 +67703,7 @@ func (ec *executionContext) marshalNStoreConnection2ᚖgithubᚗcomᚋfideliza�
 }
 
 func (ec *executionContext) marshalNStoreDayPointsSpent2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐStoreDayPointsSpentᚄ(ctx context.Context, sel ast.SelectionSet, v []*StoreDayPointsSpent) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNStoreDayPointsSpent2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐStoreDayPointsSpent(ctx, sel, v[i])
@@ -67729,7 +67729,7 @@ func (ec *executionContext) marshalNStoreDayPointsSpent2ᚖgithubᚗcomᚋfideli
 }
 
 func (ec *executionContext) marshalNStoreDaySales2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐStoreDaySalesᚄ(ctx context.Context, sel ast.SelectionSet, v []*StoreDaySales) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNStoreDaySales2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐStoreDaySales(ctx, sel, v[i])
@@ -68049,7 +68049,7 @@ func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlge
 }
 
 func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Directive) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
@@ -68095,7 +68095,7 @@ func (ec *executionContext) unmarshalN__DirectiveLocation2ᚕstringᚄ(ctx conte
 }
 
 func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
@@ -68123,7 +68123,7 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 }
 
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -68143,7 +68143,7 @@ func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋg
 }
 
 func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
@@ -68195,7 +68195,7 @@ func (ec *executionContext) marshalOAPIClientEdge2ᚕᚖgithubᚗcomᚋfideliza�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOAPIClientEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAPIClientEdge(ctx, sel, v[i])
@@ -68232,7 +68232,7 @@ func (ec *executionContext) marshalOAPIClientKind2ᚕgithubᚗcomᚋfidelizaᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNAPIClientKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋapiclientᚐKind(ctx, sel, v[i])
@@ -68307,7 +68307,7 @@ func (ec *executionContext) marshalOAuditEventEdge2ᚕᚖgithubᚗcomᚋfideliza
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOAuditEventEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventEdge(ctx, sel, v[i])
@@ -68414,7 +68414,7 @@ func (ec *executionContext) marshalOCampaignBudgetPeriod2ᚕgithubᚗcomᚋfidel
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCampaignBudgetPeriod2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐBudgetPeriod(ctx, sel, v[i])
@@ -68466,7 +68466,7 @@ func (ec *executionContext) marshalOCampaignDiscountMode2ᚕgithubᚗcomᚋfidel
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCampaignDiscountMode2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐDiscountMode(ctx, sel, v[i])
@@ -68501,7 +68501,7 @@ func (ec *executionContext) marshalOCampaignEdge2ᚕᚖgithubᚗcomᚋfideliza�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOCampaignEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCampaignEdge(ctx, sel, v[i])
@@ -68553,7 +68553,7 @@ func (ec *executionContext) marshalOCampaignPredictiveSegment2ᚕgithubᚗcomᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCampaignPredictiveSegment2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐPredictiveSegment(ctx, sel, v[i])
@@ -68605,7 +68605,7 @@ func (ec *executionContext) marshalOCampaignStacking2ᚕgithubᚗcomᚋfideliza�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCampaignStacking2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStacking(ctx, sel, v[i])
@@ -68657,7 +68657,7 @@ func (ec *executionContext) marshalOCampaignStatus2ᚕgithubᚗcomᚋfidelizaᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCampaignStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStatus(ctx, sel, v[i])
@@ -68709,7 +68709,7 @@ func (ec *executionContext) marshalOCampaignType2ᚕgithubᚗcomᚋfidelizaᚋfi
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCampaignType2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐType(ctx, sel, v[i])
@@ -68793,7 +68793,7 @@ func (ec *executionContext) marshalOConsentChangeChannel2ᚕgithubᚗcomᚋfidel
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNConsentChangeChannel2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋconsentchangeᚐChannel(ctx, sel, v[i])
@@ -68828,7 +68828,7 @@ func (ec *executionContext) marshalOConsentChangeEdge2ᚕᚖgithubᚗcomᚋfidel
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOConsentChangeEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐConsentChangeEdge(ctx, sel, v[i])
@@ -68873,7 +68873,7 @@ func (ec *executionContext) marshalOConsentChangePurpose2ᚕgithubᚗcomᚋfidel
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNConsentChangePurpose2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋconsentchangeᚐPurpose(ctx, sel, v[i])
@@ -68940,7 +68940,7 @@ func (ec *executionContext) marshalOCouponEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOCouponEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponEdge(ctx, sel, v[i])
@@ -69049,7 +69049,7 @@ func (ec *executionContext) marshalOCustomerDocumentType2ᚕgithubᚗcomᚋfidel
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCustomerDocumentType2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerᚐDocumentType(ctx, sel, v[i])
@@ -69084,7 +69084,7 @@ func (ec *executionContext) marshalOCustomerEdge2ᚕᚖgithubᚗcomᚋfideliza�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOCustomerEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerEdge(ctx, sel, v[i])
@@ -69121,7 +69121,7 @@ func (ec *executionContext) marshalOCustomerGender2ᚕgithubᚗcomᚋfidelizaᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCustomerGender2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerᚐGender(ctx, sel, v[i])
@@ -69173,7 +69173,7 @@ func (ec *executionContext) marshalOCustomerLevel2ᚕgithubᚗcomᚋfidelizaᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCustomerLevel2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerᚐLevel(ctx, sel, v[i])
@@ -69240,7 +69240,7 @@ func (ec *executionContext) marshalOCustomerScoreRisk2ᚕgithubᚗcomᚋfideliza
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCustomerScoreRisk2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerscoreᚐRisk(ctx, sel, v[i])
@@ -69385,7 +69385,7 @@ func (ec *executionContext) marshalOEventEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfi
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOEventEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐEventEdge(ctx, sel, v[i])
@@ -69698,7 +69698,7 @@ func (ec *executionContext) marshalOPointsEntryEdge2ᚕᚖgithubᚗcomᚋfideliz
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOPointsEntryEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐPointsEntryEdge(ctx, sel, v[i])
@@ -69735,7 +69735,7 @@ func (ec *executionContext) marshalOPointsEntryKind2ᚕgithubᚗcomᚋfideliza�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPointsEntryKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋpointsentryᚐKind(ctx, sel, v[i])
@@ -69795,7 +69795,7 @@ func (ec *executionContext) marshalOPointsEntrySourceKind2ᚕgithubᚗcomᚋfide
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPointsEntrySourceKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋpointsentryᚐSourceKind(ctx, sel, v[i])
@@ -69862,7 +69862,7 @@ func (ec *executionContext) marshalOProductEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOProductEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductEdge(ctx, sel, v[i])
@@ -69922,7 +69922,7 @@ func (ec *executionContext) marshalORedemptionEdge2ᚕᚖgithubᚗcomᚋfideliza
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalORedemptionEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionEdge(ctx, sel, v[i])
@@ -69999,7 +69999,7 @@ func (ec *executionContext) marshalOSaleCustomerDocumentType2ᚕgithubᚗcomᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSaleCustomerDocumentType2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐCustomerDocumentType(ctx, sel, v[i])
@@ -70034,7 +70034,7 @@ func (ec *executionContext) marshalOSaleEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfid
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOSaleEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleEdge(ctx, sel, v[i])
@@ -70061,7 +70061,7 @@ func (ec *executionContext) marshalOSaleItemEdge2ᚕᚖgithubᚗcomᚋfideliza�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOSaleItemEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleItemEdge(ctx, sel, v[i])
@@ -70114,7 +70114,7 @@ func (ec *executionContext) marshalOSalePayment2ᚕᚖgithubᚗcomᚋfidelizaᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSalePayment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSalePayment(ctx, sel, v[i])
@@ -70158,7 +70158,7 @@ func (ec *executionContext) marshalOSaleReturn2ᚕᚖgithubᚗcomᚋfidelizaᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSaleReturn2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturn(ctx, sel, v[i])
@@ -70184,7 +70184,7 @@ func (ec *executionContext) marshalOSaleReturnEdge2ᚕᚖgithubᚗcomᚋfideliza
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOSaleReturnEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturnEdge(ctx, sel, v[i])
@@ -70221,7 +70221,7 @@ func (ec *executionContext) marshalOSaleReturnKind2ᚕgithubᚗcomᚋfidelizaᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSaleReturnKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐKind(ctx, sel, v[i])
@@ -70273,7 +70273,7 @@ func (ec *executionContext) marshalOSaleReturnStatus2ᚕgithubᚗcomᚋfideliza�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSaleReturnStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐStatus(ctx, sel, v[i])
@@ -70350,7 +70350,7 @@ func (ec *executionContext) marshalOSaleStatus2ᚕgithubᚗcomᚋfidelizaᚋfide
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSaleStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐStatus(ctx, sel, v[i])
@@ -70417,7 +70417,7 @@ func (ec *executionContext) marshalOSegmentEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOSegmentEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSegmentEdge(ctx, sel, v[i])
@@ -70477,7 +70477,7 @@ func (ec *executionContext) marshalOStoreEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfi
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOStoreEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐStoreEdge(ctx, sel, v[i])
@@ -70595,7 +70595,7 @@ func (ec *executionContext) marshalOTenant2ᚕᚖgithubᚗcomᚋfidelizaᚋfidel
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNTenant2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐTenant(ctx, sel, v[i])
@@ -70621,7 +70621,7 @@ func (ec *executionContext) marshalOTenantEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOTenantEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐTenantEdge(ctx, sel, v[i])
@@ -70727,7 +70727,7 @@ func (ec *executionContext) marshalOWebhookAttempt2ᚕᚖgithubᚗcomᚋfideliza
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNWebhookAttempt2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWebhookAttempt(ctx, sel, v[i])
@@ -70778,7 +70778,7 @@ func (ec *executionContext) marshalOWebhookDeliveryEdge2ᚕᚖgithubᚗcomᚋfid
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOWebhookDeliveryEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWebhookDeliveryEdge(ctx, sel, v[i])
@@ -70823,7 +70823,7 @@ func (ec *executionContext) marshalOWebhookDeliveryStatus2ᚕgithubᚗcomᚋfide
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNWebhookDeliveryStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwebhookdeliveryᚐStatus(ctx, sel, v[i])
@@ -70890,7 +70890,7 @@ func (ec *executionContext) marshalOWebhookEndpointEdge2ᚕᚖgithubᚗcomᚋfid
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOWebhookEndpointEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWebhookEndpointEdge(ctx, sel, v[i])
@@ -70943,7 +70943,7 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
@@ -70962,7 +70962,7 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
@@ -70981,7 +70981,7 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -71007,7 +71007,7 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
