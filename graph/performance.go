@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -13,11 +14,12 @@ import (
 
 // Campaign.performance is read a page at a time: the campaigns a
 // connection returns in an operation form a page, and the first of them
-// whose performance is asked reads it for the whole page (one statement
-// for the rollups, one for the edges of the period), which the others then
-// take. Without it each campaign of the page took a connection of its own
-// at once, and a page of a hundred emptied the pool. A campaign reached
-// otherwise (a redemption's, a node) is read alone.
+// whose performance is asked reads it for the whole page (a statement for
+// the rollups' whole days, one for each edge of the period), which the
+// others then take. Read one by one, each campaign of a page would take a
+// connection of its own at once, and a page of a hundred would empty the
+// pool.
+// A campaign reached otherwise (a redemption's, a node) is read alone.
 
 // performancePages is one operation's pages of campaigns.
 type performancePages struct {
@@ -104,8 +106,10 @@ func (r *campaignResolver) campaignPerformance(ctx context.Context, c *ent.Campa
 	}
 	page.mu.Unlock()
 	if !started {
-		read.sums, read.err = r.app.Insights.CampaignsPerformance(ctx, page.ids, from, to)
-		close(read.done)
+		func() {
+			defer close(read.done) // even when the read panics: the others then see no sums
+			read.sums, read.err = r.app.Insights.CampaignsPerformance(ctx, page.ids, from, to)
+		}()
 	}
 	select {
 	case <-read.done:
@@ -114,6 +118,9 @@ func (r *campaignResolver) campaignPerformance(ctx context.Context, c *ent.Campa
 	}
 	if read.err != nil {
 		return nil, read.err
+	}
+	if read.sums == nil {
+		return nil, errors.New("the performance of the campaign's page could not be read")
 	}
 	return read.sums[c.ID], nil
 }
