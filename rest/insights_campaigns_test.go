@@ -164,3 +164,21 @@ func TestPanelInsightsManyCampaigns(t *testing.T) {
 		require.LessOrEqual(t, connectionsOpen(db), pageConnections, "the campaigns' pages held a few connections")
 	})
 }
+
+// TestPanelInsightsDatabaseFails: a database that fails under the insights
+// page's GraphQL queries is answered as the panel's other pages answer it,
+// 503 with the operation's message, not 500.
+func TestPanelInsightsDatabaseFails(t *testing.T) {
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		b := newBackOffice(t, db)
+		c := b.panelClient(t)
+		c.signIn(t, b.userToken(t, b.tenantID, viewer.RoleAnalyst))
+		// Warms the caches: the failure then comes from the page's queries.
+		require.Equal(t, http.StatusOK, c.get(t, "/panel/insights").status)
+
+		require.NoError(t, db.Close()) // the database goes away
+		res := c.get(t, "/panel/insights")
+		require.Equal(t, http.StatusServiceUnavailable, res.status, "%s", res.body)
+		require.Contains(t, string(res.body), "cannot reach its data")
+	})
+}
