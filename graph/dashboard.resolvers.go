@@ -16,7 +16,7 @@ import (
 
 // Performance is the resolver for the performance field.
 func (r *campaignResolver) Performance(ctx context.Context, obj *ent.Campaign, from *time.Time, to *time.Time) (*generated.CampaignPerformance, error) {
-	p, err := r.app.Insights.CampaignPerformance(ctx, obj, from, to)
+	p, err := r.campaignPerformance(ctx, obj, from, to)
 	if err != nil {
 		return nil, err
 	}

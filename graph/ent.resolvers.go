@@ -64,8 +64,12 @@ func (r *queryResolver) AuditEvents(ctx context.Context, after *entgql.Cursor[st
 
 // Campaigns is the resolver for the campaigns field.
 func (r *queryResolver) Campaigns(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) (*ent.CampaignConnection, error) {
-	return r.client.Campaign.Query().Paginate(ctx, after, first, before, last,
+	conn, err := r.client.Campaign.Query().Paginate(ctx, after, first, before, last,
 		ent.WithCampaignOrder(orderBy), ent.WithCampaignFilter(where.Filter))
+	if err == nil {
+		addPerformancePage(ctx, conn)
+	}
+	return conn, err
 }
 
 // Customers is the resolver for the customers field.

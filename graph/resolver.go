@@ -68,6 +68,7 @@ func NewHandler(app *app.App, cfg Config) http.Handler {
 	}
 	srv.Use(shapeLimit{})
 	srv.Use(extension.FixedComplexityLimit(maxComplexity))
+	srv.AroundOperations(withPerformancePages)
 	srv.AroundRootFields(authorizeRootField)
 	srv.AroundFields(checkField)
 	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {

@@ -13,13 +13,17 @@ import (
 )
 
 // As returns the operation error err is: its *apperr.Error, or, when the
-// database failed to serve (storage.Unavailable), an unavailable error
+// database failed to serve (storage.Unavailable) or did not in the
+// request's time (storage.Overloaded), an unavailable or overloaded error
 // whose cause is to be logged. ok is false for an internal error.
 func As(err error) (e *apperr.Error, ok bool) {
 	if e, ok := apperr.As(err); ok {
 		return e, true
 	}
-	if storage.Unavailable(err) {
+	switch {
+	case storage.Overloaded(err):
+		return apperr.Overloaded(err), true
+	case storage.Unavailable(err):
 		return apperr.Unavailable(err), true
 	}
 	return nil, false

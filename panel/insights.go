@@ -16,6 +16,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/dashboardclient"
+	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/panel/chart"
 )
 
@@ -75,9 +76,11 @@ func (p *panel) sandboxInsights(w http.ResponseWriter, r *http.Request) {
 // renderInsights shows the insights of ctx's tenant (r's, or a sandbox's).
 func (p *panel) renderInsights(ctx context.Context, w http.ResponseWriter, r *http.Request, path string) {
 	gql := graphql.NewClient("/graphql", inProcess{p.gql})
+	answered := &graph.Answered{} // a failed query's error, as its operation returned it
+	ctx = graph.WithAnswered(ctx, answered)
 	prog, err := dashboardclient.Programme(ctx, gql)
 	if err != nil {
-		p.fail(w, r, err)
+		p.fail(w, r, answered.First(err))
 		return
 	}
 	if len(prog.Tenants.Edges) == 0 || prog.Tenants.Edges[0].Node == nil {
@@ -100,7 +103,7 @@ func (p *panel) renderInsights(ctx context.Context, w http.ResponseWriter, r *ht
 	in := &insights{Path: path, TimeZone: tenant.TimeZone, From: first.Format(time.DateOnly), To: last.Format(time.DateOnly),
 		Presets: presets(today)}
 	if err := in.read(ctx, gql, first, last); err != nil {
-		p.fail(w, r, err)
+		p.fail(w, r, answered.First(err))
 		return
 	}
 	data.Insights = in

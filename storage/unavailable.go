@@ -16,10 +16,11 @@ import (
 // or our code: a connection refused, lost or closed, a server shutting down
 // or out of connections, a query cancelled by the server, an SQLite file
 // busy past its timeout, unreadable or full. Clients retry such a failure
-// later; the interfaces answer it 503.
+// later; the interfaces answer it 503. A request out of time (Overloaded)
+// is not one.
 func Unavailable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) {
-		return false // the caller went away: not the database
+	if err == nil || errors.Is(err, context.Canceled) || Overloaded(err) {
+		return false // the caller went away or ran out of time: not the database
 	}
 	var (
 		netErr     net.Error
@@ -28,7 +29,7 @@ func Unavailable(err error) bool {
 		liteErr    *sqlite.Error
 	)
 	switch {
-	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone), errors.Is(err, context.DeadlineExceeded),
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone),
 		errors.As(err, &netErr), errors.As(err, &connectErr), pgconn.SafeToRetry(err), errors.Is(err, errPoolClosed):
 		return true
 	case errors.As(err, &pgErr):
@@ -37,6 +38,18 @@ func Unavailable(err error) bool {
 		return unavailableSQLiteCode(liteErr.Code())
 	}
 	return false
+}
+
+// Overloaded says err is the request's own deadline passing while it
+// waited on the database: for a connection of a pool all in use by other
+// requests (the usual case: a burst of reads), or for a statement to
+// finish. The database answers, only not in time for this request: the
+// interfaces answer 503 with a code of its own (overloaded), not as the
+// database being unreachable. A deadline that passed while connecting to
+// the server is the server unreachable (Unavailable).
+func Overloaded(err error) bool {
+	var connectErr *pgconn.ConnectError
+	return errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &connectErr)
 }
 
 // unavailablePGCode: class 08 (connection exception), 53 (insufficient

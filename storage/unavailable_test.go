@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,7 +15,10 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/httperr"
 	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
 )
 
 // TestUnavailable: the failures of a database that cannot serve now are
@@ -65,7 +69,6 @@ func TestUnavailable(t *testing.T) {
 		{"PostgreSQL refusing connections", openErr, true},
 		{"a bad connection", fmt.Errorf("exec: %w", driver.ErrBadConn), true},
 		{"a connection done", sql.ErrConnDone, true},
-		{"a deadline", context.DeadlineExceeded, true},
 		{"PostgreSQL shutting down", &pgconn.PgError{Code: "57P01"}, true},
 		{"PostgreSQL out of connections", &pgconn.PgError{Code: "53300"}, true},
 		{"PostgreSQL connection failure", &pgconn.PgError{Code: "08006"}, true},
@@ -73,6 +76,7 @@ func TestUnavailable(t *testing.T) {
 
 		{"nil", nil, false},
 		{"the caller gone", context.Canceled, false},
+		{"the caller's deadline (overloaded)", fmt.Errorf("ent: querying: %w", context.DeadlineExceeded), false},
 		{"a unique violation", &pgconn.PgError{Code: "23505"}, false},
 		{"an invalid numeric", &pgconn.PgError{Code: "22003"}, false},
 		{"an SQL syntax error", syntaxErr, false},
@@ -84,4 +88,34 @@ func TestUnavailable(t *testing.T) {
 			require.Equal(t, c.want, storage.Unavailable(c.err), "%v", c.err)
 		})
 	}
+}
+
+// TestPoolWaitIsOverloaded: a request whose deadline passes while every
+// connection of the pool serves other requests is told apart from a
+// database that fails: overloaded, answered 503 overloaded, not
+// service_unavailable. The wait is real, on each dialect.
+func TestPoolWaitIsOverloaded(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		ctx := context.Background()
+		size := db.Reads.Stats().MaxOpenConnections
+		if p := db.Pgx(); p != nil {
+			size = int(p.Stat().MaxConns())
+		}
+		for range size {
+			conn, err := db.Reads.Conn(ctx)
+			require.NoError(t, err)
+			t.Cleanup(func() { conn.Close() })
+		}
+		wait, cancel := context.WithTimeout(viewer.SystemContext(ctx), 50*time.Millisecond)
+		defer cancel()
+		_, err := db.Ent.Tenant.Query().Count(wait)
+		require.Error(t, err)
+		require.True(t, storage.Overloaded(err), "%v", err)
+		require.False(t, storage.Unavailable(err), "%v", err)
+		e, ok := httperr.As(err)
+		require.True(t, ok)
+		require.Equal(t, "overloaded", e.Code)
+		require.Equal(t, http.StatusServiceUnavailable, httperr.Status(e.Kind))
+	})
 }

@@ -3,6 +3,7 @@ package insights
 import (
 	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"time"
 	_ "time/tzdata" // the dashboards' time zones on machines without a zoneinfo database
@@ -90,23 +91,34 @@ type CampaignPerformance struct {
 	Revenue          decimal.Decimal // what customers paid for the orders that used it
 }
 
-// CampaignPerformance sums a campaign's redemptions, within [from, to) when
-// given.
-func (a *Service) CampaignPerformance(ctx context.Context, c *ent.Campaign, from, to *time.Time) (*CampaignPerformance, error) {
+// CampaignsPerformance sums the redemptions of each of the campaigns ids,
+// within [from, to) when given, read together: a page of campaigns costs
+// the statements of one campaign. Every id has its performance, zero
+// without redemptions.
+func (a *Service) CampaignsPerformance(ctx context.Context, ids []string, from, to *time.Time) (map[string]*CampaignPerformance, error) {
 	if err := Policy.Allow(ctx, "CampaignPerformance"); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("from", from, "to", to); err != nil {
 		return nil, err
 	}
-	return a.campaignPerformance(ctx, c, from, to)
+	return a.campaignsPerformance(ctx, ids, from, to)
 }
 
-// sumRedemptions adds a campaign's redemptions within [from, to) (open on
-// a nil side) to p, from the rows. Money is summed here, exactly, not by
-// the database (SQLite keeps decimals as text).
-func (a *Service) sumRedemptions(ctx context.Context, c *ent.Campaign, from, to *time.Time, p *CampaignPerformance) error {
-	q := a.DB.Ent.Redemption.Query().Where(redemption.CampaignID(c.ID))
+// newPerformances is a zero performance for each of ids.
+func newPerformances(ids []string) map[string]*CampaignPerformance {
+	out := make(map[string]*CampaignPerformance, len(ids))
+	for _, id := range ids {
+		out[id] = &CampaignPerformance{}
+	}
+	return out
+}
+
+// sumRedemptions adds the redemptions of the campaigns of sums within
+// [from, to) (open on a nil side) to sums, from the rows. Money is summed
+// here, exactly, not by the database (SQLite keeps decimals as text).
+func (a *Service) sumRedemptions(ctx context.Context, from, to *time.Time, sums map[string]*CampaignPerformance) error {
+	q := a.DB.Ent.Redemption.Query().Where(redemption.CampaignIDIn(slices.Collect(maps.Keys(sums))...))
 	if from != nil {
 		q.Where(redemption.CreatedAtGTE(from.UTC()))
 	}
@@ -115,12 +127,14 @@ func (a *Service) sumRedemptions(ctx context.Context, c *ent.Campaign, from, to 
 	}
 	fetch := func(after string, limit int) ([]*ent.Redemption, error) {
 		return q.Clone().Where(redemption.IDGT(after)).Order(ent.Asc(redemption.FieldID)).Limit(limit).
-			Select(redemption.FieldID, redemption.FieldDiscountAmount, redemption.FieldCashbackAmount, redemption.FieldAmountPaid).
+			Select(redemption.FieldID, redemption.FieldCampaignID, redemption.FieldDiscountAmount,
+				redemption.FieldCashbackAmount, redemption.FieldAmountPaid).
 			All(ctx)
 	}
 	return inBatches(fetch, func(r *ent.Redemption) string { return r.ID },
 		func(rs []*ent.Redemption) {
 			for _, r := range rs {
+				p := sums[r.CampaignID]
 				p.Redemptions++
 				p.DiscountGiven = p.DiscountGiven.Add(r.DiscountAmount)
 				p.CashbackPromised = p.CashbackPromised.Add(r.CashbackAmount)

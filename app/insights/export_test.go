@@ -41,11 +41,11 @@ func (a *Service) PointsLiabilityByDayFromLedger(ctx context.Context, from, to t
 	return a.liabilityFromLedger(ctx, from, to, loc)
 }
 
-// CampaignPerformanceFromRows is CampaignPerformance read from the
-// redemptions.
+// CampaignPerformanceFromRows is a campaign's CampaignsPerformance read
+// from the redemptions.
 func (a *Service) CampaignPerformanceFromRows(ctx context.Context, c *ent.Campaign, from, to *time.Time) (*CampaignPerformance, error) {
-	p := &CampaignPerformance{}
-	return p, a.sumRedemptions(ctx, c, from, to, p)
+	sums := newPerformances([]string{c.ID})
+	return sums[c.ID], a.sumRedemptions(ctx, from, to, sums)
 }
 
 // CampaignCustomersPaid is what each customer paid within a campaign's

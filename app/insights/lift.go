@@ -50,10 +50,11 @@ func (a *Service) CampaignLift(ctx context.Context, c *ent.Campaign) (*experimen
 		r, bought := revenue[id]
 		g.Add(bought, r.Amount)
 	}
-	p, err := a.campaignPerformance(ctx, c, &start, &end)
+	perf, err := a.campaignsPerformance(ctx, []string{c.ID}, &start, &end)
 	if err != nil {
 		return nil, err
 	}
+	p := perf[c.ID]
 	lift := experiment.Measure(treated, heldOut, p.DiscountGiven.Add(p.CashbackPromised))
 	return &lift, nil
 }

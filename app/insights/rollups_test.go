@@ -160,13 +160,18 @@ func rollupsMatch(ctx context.Context, t *testing.T, a *app.App, db *storage.DB,
 			require.NoError(t, err)
 			require.Equal(t, wantLiability, liability)
 
-			for _, c := range campaigns {
-				for _, b := range [][2]*time.Time{{&p.from, &p.to}, {&p.from, nil}, {nil, &p.to}, {nil, nil}} {
-					got, err := a.Insights.CampaignPerformance(ctx, c, b[0], b[1])
-					require.NoError(t, err)
+			ids := make([]string, len(campaigns))
+			for i, c := range campaigns {
+				ids[i] = c.ID
+			}
+			for _, b := range [][2]*time.Time{{&p.from, &p.to}, {&p.from, nil}, {nil, &p.to}, {nil, nil}} {
+				got, err := a.Insights.CampaignsPerformance(ctx, ids, b[0], b[1])
+				require.NoError(t, err)
+				require.Len(t, got, len(campaigns))
+				for _, c := range campaigns {
 					want, err := a.Insights.CampaignPerformanceFromRows(ctx, c, b[0], b[1])
 					require.NoError(t, err)
-					require.Equal(t, performance(want), performance(got), c.Name)
+					require.Equal(t, performance(want), performance(got[c.ID]), c.Name)
 				}
 			}
 		})

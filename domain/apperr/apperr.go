@@ -83,6 +83,14 @@ func Unavailable(cause error) *Error {
 		Message: "the service cannot reach its data right now; retry with backoff", Cause: cause}
 }
 
+// Overloaded says the operation ran out of time waiting for the database,
+// busy serving other requests (a pool with no free connection): the data
+// is there, and a retry after a short wait succeeds. cause is logged.
+func Overloaded(cause error) *Error {
+	return &Error{Kind: KindUnavailable, Code: "overloaded",
+		Message: "the service is too busy to answer in time; retry with backoff", Cause: cause}
+}
+
 // As returns the *Error in err's chain.
 func As(err error) (*Error, bool) {
 	var e *Error

@@ -141,11 +141,12 @@ type Campaign struct {
 	Discount, Cashback, Paid decimal.Decimal
 }
 
-// CampaignDays sums a campaign's redemptions of the days [first, end),
-// every day when both are empty, from the first day or to the last when
-// one is.
-func (r Reader) CampaignDays(ctx context.Context, campaignID, first, end string) (Campaign, error) {
-	where := []predicate.RollupCampaignDay{rollupcampaignday.CampaignID(campaignID)}
+// CampaignDays sums the redemptions of each of campaignIDs of the days
+// [first, end), every day when both are empty, from the first day or to
+// the last when one is, in one statement. A campaign without any is
+// absent.
+func (r Reader) CampaignDays(ctx context.Context, campaignIDs []string, first, end string) (map[string]Campaign, error) {
+	where := []predicate.RollupCampaignDay{rollupcampaignday.CampaignIDIn(campaignIDs...)}
 	if first != "" {
 		where = append(where, rollupcampaignday.DayGTE(first))
 	}
@@ -153,20 +154,24 @@ func (r Reader) CampaignDays(ctx context.Context, campaignID, first, end string)
 		where = append(where, rollupcampaignday.DayLT(end))
 	}
 	var sums []struct {
+		CampaignID                                                                              string `sql:"campaign_id"`
 		Redemptions, DiscountCents, DiscountSub, CashbackCents, CashbackSub, PaidCents, PaidSub int64
 	}
-	err := r.Ent.RollupCampaignDay.Query().Where(where...).Aggregate(
+	err := r.Ent.RollupCampaignDay.Query().Where(where...).GroupBy(rollupcampaignday.FieldCampaignID).Aggregate(
 		sum(rollupcampaignday.FieldRedemptions, "redemptions"),
 		sum(rollupcampaignday.FieldDiscountCents, "discountcents"), sum(rollupcampaignday.FieldDiscountSub, "discountsub"),
 		sum(rollupcampaignday.FieldCashbackCents, "cashbackcents"), sum(rollupcampaignday.FieldCashbackSub, "cashbacksub"),
 		sum(rollupcampaignday.FieldPaidCents, "paidcents"), sum(rollupcampaignday.FieldPaidSub, "paidsub"),
 	).Scan(ctx, &sums)
-	if err != nil || len(sums) == 0 {
-		return Campaign{}, err
+	if err != nil {
+		return nil, err
 	}
-	m := sums[0]
-	return Campaign{Redemptions: int(m.Redemptions), Discount: Money(m.DiscountCents, m.DiscountSub),
-		Cashback: Money(m.CashbackCents, m.CashbackSub), Paid: Money(m.PaidCents, m.PaidSub)}, nil
+	out := make(map[string]Campaign, len(sums))
+	for _, m := range sums {
+		out[m.CampaignID] = Campaign{Redemptions: int(m.Redemptions), Discount: Money(m.DiscountCents, m.DiscountSub),
+			Cashback: Money(m.CashbackCents, m.CashbackSub), Paid: Money(m.PaidCents, m.PaidSub)}
+	}
+	return out, nil
 }
 
 // sum is an aggregate of a column's total, 0 over no rows, named as.

@@ -66307,7 +66307,7 @@ func (ec *executionContext) unmarshalNAdjustPointsInput2githubᚗcomᚋfideliza�
 }
 
 func (ec *executionContext) marshalNAudienceMember2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐAudienceMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []*AudienceMember) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNAudienceMember2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐAudienceMember(ctx, sel, v[i])
@@ -66747,7 +66747,7 @@ func (ec *executionContext) marshalNCustomerImport2ᚖgithubᚗcomᚋfidelizaᚋ
 }
 
 func (ec *executionContext) marshalNCustomerImportProblem2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerImportProblemᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.CustomerImportProblem) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCustomerImportProblem2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerImportProblem(ctx, sel, v[i])
@@ -66851,7 +66851,7 @@ func (ec *executionContext) unmarshalNCustomerWhereInput2ᚖgithubᚗcomᚋfidel
 }
 
 func (ec *executionContext) marshalNDayPoints2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐDayPointsᚄ(ctx context.Context, sel ast.SelectionSet, v []*DayPoints) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDayPoints2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐDayPoints(ctx, sel, v[i])
@@ -66898,7 +66898,7 @@ func (ec *executionContext) marshalNDecimal2githubᚗcomᚋshopspringᚋdecimal�
 }
 
 func (ec *executionContext) marshalNEligibleCampaign2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐEligibleCampaignᚄ(ctx context.Context, sel ast.SelectionSet, v []*EligibleCampaign) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNEligibleCampaign2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐEligibleCampaign(ctx, sel, v[i])
@@ -66975,7 +66975,7 @@ func (ec *executionContext) unmarshalNEventWhereInput2ᚖgithubᚗcomᚋfideliza
 }
 
 func (ec *executionContext) marshalNFieldProblem2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐFieldProblemᚄ(ctx context.Context, sel ast.SelectionSet, v []*FieldProblem) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNFieldProblem2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐFieldProblem(ctx, sel, v[i])
@@ -67062,7 +67062,7 @@ func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast
 }
 
 func (ec *executionContext) marshalNIneligibleCampaign2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐIneligibleCampaignᚄ(ctx context.Context, sel ast.SelectionSet, v []*IneligibleCampaign) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNIneligibleCampaign2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐIneligibleCampaign(ctx, sel, v[i])
@@ -67120,7 +67120,7 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 }
 
 func (ec *executionContext) marshalNItemBenefit2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐItemBenefitᚄ(ctx context.Context, sel ast.SelectionSet, v []*ItemBenefit) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNItemBenefit2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐItemBenefit(ctx, sel, v[i])
@@ -67146,7 +67146,7 @@ func (ec *executionContext) marshalNItemBenefit2ᚖgithubᚗcomᚋfidelizaᚋfid
 }
 
 func (ec *executionContext) marshalNLevelCount2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLevelCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*LevelCount) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNLevelCount2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLevelCount(ctx, sel, v[i])
@@ -67209,7 +67209,7 @@ func (ec *executionContext) marshalNMap2map(ctx context.Context, sel ast.Selecti
 }
 
 func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐNoder(ctx context.Context, sel ast.SelectionSet, v []ent.Noder) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalONode2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚐNoder(ctx, sel, v[i])
@@ -67233,7 +67233,7 @@ func (ec *executionContext) marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPag
 }
 
 func (ec *executionContext) marshalNPointsByLevel2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsByLevelᚄ(ctx context.Context, sel ast.SelectionSet, v []*PointsByLevel) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPointsByLevel2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsByLevel(ctx, sel, v[i])
@@ -67259,7 +67259,7 @@ func (ec *executionContext) marshalNPointsByLevel2ᚖgithubᚗcomᚋfidelizaᚋf
 }
 
 func (ec *executionContext) marshalNPointsByMonth2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsByMonthᚄ(ctx context.Context, sel ast.SelectionSet, v []*PointsByMonth) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPointsByMonth2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsByMonth(ctx, sel, v[i])
@@ -67366,7 +67366,7 @@ func (ec *executionContext) marshalNPointsMovement2ᚖgithubᚗcomᚋfidelizaᚋ
 }
 
 func (ec *executionContext) marshalNPredictiveSegmentCount2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPredictiveSegmentCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*PredictiveSegmentCount) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPredictiveSegmentCount2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPredictiveSegmentCount(ctx, sel, v[i])
@@ -67706,7 +67706,7 @@ func (ec *executionContext) marshalNStoreConnection2ᚖgithubᚗcomᚋfideliza�
 }
 
 func (ec *executionContext) marshalNStoreDayPointsSpent2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐStoreDayPointsSpentᚄ(ctx context.Context, sel ast.SelectionSet, v []*StoreDayPointsSpent) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNStoreDayPointsSpent2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐStoreDayPointsSpent(ctx, sel, v[i])
@@ -67732,7 +67732,7 @@ func (ec *executionContext) marshalNStoreDayPointsSpent2ᚖgithubᚗcomᚋfideli
 }
 
 func (ec *executionContext) marshalNStoreDaySales2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐStoreDaySalesᚄ(ctx context.Context, sel ast.SelectionSet, v []*StoreDaySales) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNStoreDaySales2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐStoreDaySales(ctx, sel, v[i])
@@ -68052,7 +68052,7 @@ func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlge
 }
 
 func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Directive) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
@@ -68098,7 +68098,7 @@ func (ec *executionContext) unmarshalN__DirectiveLocation2ᚕstringᚄ(ctx conte
 }
 
 func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
@@ -68126,7 +68126,7 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 }
 
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -68146,7 +68146,7 @@ func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋg
 }
 
 func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
@@ -68198,7 +68198,7 @@ func (ec *executionContext) marshalOAPIClientEdge2ᚕᚖgithubᚗcomᚋfideliza�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOAPIClientEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAPIClientEdge(ctx, sel, v[i])
@@ -68235,7 +68235,7 @@ func (ec *executionContext) marshalOAPIClientKind2ᚕgithubᚗcomᚋfidelizaᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNAPIClientKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋapiclientᚐKind(ctx, sel, v[i])
@@ -68310,7 +68310,7 @@ func (ec *executionContext) marshalOAuditEventEdge2ᚕᚖgithubᚗcomᚋfideliza
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOAuditEventEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventEdge(ctx, sel, v[i])
@@ -68417,7 +68417,7 @@ func (ec *executionContext) marshalOCampaignBudgetPeriod2ᚕgithubᚗcomᚋfidel
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCampaignBudgetPeriod2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐBudgetPeriod(ctx, sel, v[i])
@@ -68469,7 +68469,7 @@ func (ec *executionContext) marshalOCampaignDiscountMode2ᚕgithubᚗcomᚋfidel
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCampaignDiscountMode2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐDiscountMode(ctx, sel, v[i])
@@ -68504,7 +68504,7 @@ func (ec *executionContext) marshalOCampaignEdge2ᚕᚖgithubᚗcomᚋfideliza�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOCampaignEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCampaignEdge(ctx, sel, v[i])
@@ -68556,7 +68556,7 @@ func (ec *executionContext) marshalOCampaignPredictiveSegment2ᚕgithubᚗcomᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCampaignPredictiveSegment2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐPredictiveSegment(ctx, sel, v[i])
@@ -68608,7 +68608,7 @@ func (ec *executionContext) marshalOCampaignStacking2ᚕgithubᚗcomᚋfideliza�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCampaignStacking2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStacking(ctx, sel, v[i])
@@ -68660,7 +68660,7 @@ func (ec *executionContext) marshalOCampaignStatus2ᚕgithubᚗcomᚋfidelizaᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCampaignStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStatus(ctx, sel, v[i])
@@ -68712,7 +68712,7 @@ func (ec *executionContext) marshalOCampaignType2ᚕgithubᚗcomᚋfidelizaᚋfi
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCampaignType2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐType(ctx, sel, v[i])
@@ -68796,7 +68796,7 @@ func (ec *executionContext) marshalOConsentChangeChannel2ᚕgithubᚗcomᚋfidel
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNConsentChangeChannel2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋconsentchangeᚐChannel(ctx, sel, v[i])
@@ -68831,7 +68831,7 @@ func (ec *executionContext) marshalOConsentChangeEdge2ᚕᚖgithubᚗcomᚋfidel
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOConsentChangeEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐConsentChangeEdge(ctx, sel, v[i])
@@ -68876,7 +68876,7 @@ func (ec *executionContext) marshalOConsentChangePurpose2ᚕgithubᚗcomᚋfidel
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNConsentChangePurpose2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋconsentchangeᚐPurpose(ctx, sel, v[i])
@@ -68943,7 +68943,7 @@ func (ec *executionContext) marshalOCouponEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOCouponEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponEdge(ctx, sel, v[i])
@@ -69052,7 +69052,7 @@ func (ec *executionContext) marshalOCustomerDocumentType2ᚕgithubᚗcomᚋfidel
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCustomerDocumentType2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerᚐDocumentType(ctx, sel, v[i])
@@ -69087,7 +69087,7 @@ func (ec *executionContext) marshalOCustomerEdge2ᚕᚖgithubᚗcomᚋfideliza�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOCustomerEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerEdge(ctx, sel, v[i])
@@ -69124,7 +69124,7 @@ func (ec *executionContext) marshalOCustomerGender2ᚕgithubᚗcomᚋfidelizaᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCustomerGender2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerᚐGender(ctx, sel, v[i])
@@ -69176,7 +69176,7 @@ func (ec *executionContext) marshalOCustomerLevel2ᚕgithubᚗcomᚋfidelizaᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCustomerLevel2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerᚐLevel(ctx, sel, v[i])
@@ -69243,7 +69243,7 @@ func (ec *executionContext) marshalOCustomerScoreRisk2ᚕgithubᚗcomᚋfideliza
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCustomerScoreRisk2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerscoreᚐRisk(ctx, sel, v[i])
@@ -69388,7 +69388,7 @@ func (ec *executionContext) marshalOEventEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfi
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOEventEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐEventEdge(ctx, sel, v[i])
@@ -69701,7 +69701,7 @@ func (ec *executionContext) marshalOPointsEntryEdge2ᚕᚖgithubᚗcomᚋfideliz
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOPointsEntryEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐPointsEntryEdge(ctx, sel, v[i])
@@ -69738,7 +69738,7 @@ func (ec *executionContext) marshalOPointsEntryKind2ᚕgithubᚗcomᚋfideliza�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPointsEntryKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋpointsentryᚐKind(ctx, sel, v[i])
@@ -69798,7 +69798,7 @@ func (ec *executionContext) marshalOPointsEntrySourceKind2ᚕgithubᚗcomᚋfide
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPointsEntrySourceKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋpointsentryᚐSourceKind(ctx, sel, v[i])
@@ -69865,7 +69865,7 @@ func (ec *executionContext) marshalOProductEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOProductEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductEdge(ctx, sel, v[i])
@@ -69925,7 +69925,7 @@ func (ec *executionContext) marshalORedemptionEdge2ᚕᚖgithubᚗcomᚋfideliza
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalORedemptionEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionEdge(ctx, sel, v[i])
@@ -70002,7 +70002,7 @@ func (ec *executionContext) marshalOSaleCustomerDocumentType2ᚕgithubᚗcomᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSaleCustomerDocumentType2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐCustomerDocumentType(ctx, sel, v[i])
@@ -70037,7 +70037,7 @@ func (ec *executionContext) marshalOSaleEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfid
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOSaleEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleEdge(ctx, sel, v[i])
@@ -70064,7 +70064,7 @@ func (ec *executionContext) marshalOSaleItemEdge2ᚕᚖgithubᚗcomᚋfideliza�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOSaleItemEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleItemEdge(ctx, sel, v[i])
@@ -70117,7 +70117,7 @@ func (ec *executionContext) marshalOSalePayment2ᚕᚖgithubᚗcomᚋfidelizaᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSalePayment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSalePayment(ctx, sel, v[i])
@@ -70161,7 +70161,7 @@ func (ec *executionContext) marshalOSaleReturn2ᚕᚖgithubᚗcomᚋfidelizaᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSaleReturn2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturn(ctx, sel, v[i])
@@ -70187,7 +70187,7 @@ func (ec *executionContext) marshalOSaleReturnEdge2ᚕᚖgithubᚗcomᚋfideliza
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOSaleReturnEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturnEdge(ctx, sel, v[i])
@@ -70224,7 +70224,7 @@ func (ec *executionContext) marshalOSaleReturnKind2ᚕgithubᚗcomᚋfidelizaᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSaleReturnKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐKind(ctx, sel, v[i])
@@ -70276,7 +70276,7 @@ func (ec *executionContext) marshalOSaleReturnStatus2ᚕgithubᚗcomᚋfideliza�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSaleReturnStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐStatus(ctx, sel, v[i])
@@ -70353,7 +70353,7 @@ func (ec *executionContext) marshalOSaleStatus2ᚕgithubᚗcomᚋfidelizaᚋfide
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSaleStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐStatus(ctx, sel, v[i])
@@ -70420,7 +70420,7 @@ func (ec *executionContext) marshalOSegmentEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOSegmentEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSegmentEdge(ctx, sel, v[i])
@@ -70480,7 +70480,7 @@ func (ec *executionContext) marshalOStoreEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfi
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOStoreEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐStoreEdge(ctx, sel, v[i])
@@ -70598,7 +70598,7 @@ func (ec *executionContext) marshalOTenant2ᚕᚖgithubᚗcomᚋfidelizaᚋfidel
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNTenant2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐTenant(ctx, sel, v[i])
@@ -70624,7 +70624,7 @@ func (ec *executionContext) marshalOTenantEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOTenantEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐTenantEdge(ctx, sel, v[i])
@@ -70730,7 +70730,7 @@ func (ec *executionContext) marshalOWebhookAttempt2ᚕᚖgithubᚗcomᚋfideliza
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNWebhookAttempt2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWebhookAttempt(ctx, sel, v[i])
@@ -70781,7 +70781,7 @@ func (ec *executionContext) marshalOWebhookDeliveryEdge2ᚕᚖgithubᚗcomᚋfid
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOWebhookDeliveryEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWebhookDeliveryEdge(ctx, sel, v[i])
@@ -70826,7 +70826,7 @@ func (ec *executionContext) marshalOWebhookDeliveryStatus2ᚕgithubᚗcomᚋfide
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNWebhookDeliveryStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwebhookdeliveryᚐStatus(ctx, sel, v[i])
@@ -70893,7 +70893,7 @@ func (ec *executionContext) marshalOWebhookEndpointEdge2ᚕᚖgithubᚗcomᚋfid
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOWebhookEndpointEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWebhookEndpointEdge(ctx, sel, v[i])
@@ -70946,7 +70946,7 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
@@ -70965,7 +70965,7 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
@@ -70984,7 +70984,7 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -71010,7 +71010,7 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
