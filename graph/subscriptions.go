@@ -25,11 +25,14 @@ import (
 )
 
 // Subscriptions over WebSocket (graphql-transport-ws, docs/backoffice.md):
-// the token in connection_init is checked as a bearer token is, then again
-// every Recheck (a revoked token) and at its expiry; each connection is
-// bounded in messages from the client and closed when idle, each client in
-// connections, and a subscriber that leaves webhooks.FeedBuffer events unread is
-// dropped with its connection.
+// an address holds a bounded number of connections not yet acknowledged,
+// each given InitTimeout from its upgrade; the token in connection_init is
+// checked as a bearer token is, then again every Recheck (a revoked token)
+// and at its expiry; each connection is bounded in messages from the
+// client and closed when idle, each client in connections, and a
+// subscriber that leaves webhooks.FeedBuffer events unread is dropped with
+// its connection. Every connection is closed when the transport is done
+// with it (wsconn.go).
 
 // SubscriptionScopes maps every subscription field to the scope it needs
 // (subscriptions run outside RootFieldScopes' middleware).
@@ -126,12 +129,12 @@ type wsConnKey struct{}
 // connections not yet acknowledged is refused before the upgrade.
 func (s *subscriptions) serve(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := &wsConn{subs: s, address: s.address(r), idleSince: time.Now(), accepted: make(chan struct{})}
+		c := &wsConn{subs: s, address: s.address(r), accepted: make(chan struct{})}
 		if !s.hold(c) {
 			w.Header().Set("Content-Type", mediaJSON+"; charset=utf-8")
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(s.limits.InitTimeout.Seconds()))))
 			writeRequestError(w, http.StatusTooManyRequests, &graphql.Response{Errors: gqlerror.List{limitError(codeTooManyConnections,
-				"the address has %d subscriptions connections not yet acknowledged; the limit is %d", s.limits.PendingPerAddress, s.limits.PendingPerAddress)}})
+				"the address has its most subscriptions connections not yet acknowledged (%d)", s.limits.PendingPerAddress)}})
 			return
 		}
 		ctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(r.Context()), wsConnKey{}, c))

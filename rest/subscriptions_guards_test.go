@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -122,6 +123,10 @@ func TestSubscriptionsPendingConnections(t *testing.T) {
 		require.Error(t, err, "a fourth connection not yet acknowledged")
 		require.NotNil(t, resp)
 		require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Contains(t, string(body), `"code":"too_many_connections"`)
+		require.NotEmpty(t, resp.Header.Get("Retry-After"))
 
 		// An acknowledged connection is no longer pending: its place is
 		// free.
