@@ -134,6 +134,9 @@ func LoadTrustedDocuments(path string) (*TrustedDocuments, error) {
 		if sum := documentHash(doc); sum != strings.ToLower(hash) {
 			return nil, fmt.Errorf("trusted documents %s: %q is not the SHA-256 of its document (%s is)", path, hash, sum)
 		}
+		if gerr := precheck(doc); gerr != nil {
+			return nil, fmt.Errorf("trusted documents %s: the document of %s is over the limits: %s", path, hash, gerr.Message)
+		}
 		if _, errs := gqlparser.LoadQueryWithRules(schema, doc, nil); len(errs) > 0 { // nil: the default rules
 			return nil, fmt.Errorf("trusted documents %s: the document of %s does not validate: %w", path, hash, errs[0])
 		}

@@ -31,10 +31,24 @@ const (
 
 // Error codes of refused queries, in the REST interfaces' lower-case style.
 const (
+	codeInvalidQuery   = "invalid_query"
 	codeTooComplex     = "query_too_complex"
 	codeTooDeep        = "query_too_deep"
 	codeTooManyAliases = "too_many_aliases"
+	// codeTooManyConnections refuses a subscriptions connection over
+	// SubscriptionLimits.PendingPerAddress (HTTP 429 before the upgrade).
+	codeTooManyConnections = "too_many_connections"
 )
+
+// The codes of a request refused before it runs are request errors: over
+// WebSocket the protocol's error message (graphql-transport-ws's error,
+// graphql-ws's GQL_ERROR), not a result. gqlgen reads the code once the
+// presenter has named it in the lower-case style (requestErrorCode).
+func init() {
+	for _, code := range []string{codeInvalidQuery, codeTooComplex, codeTooDeep, codeTooManyAliases, codeNotTrusted} {
+		errcode.RegisterErrorType(code, errcode.KindProtocol)
+	}
+}
 
 // pagedComplexity prices a connection by the page it returns: its
 // children's complexity times first (or last, or the default page size).
@@ -103,6 +117,13 @@ func (shapeLimit) MutateOperationContext(ctx context.Context, oc *graphql.Operat
 	op := oc.Doc.Operations.ForName(oc.OperationName)
 	if op == nil {
 		return nil // the executor reports the missing operation
+	}
+	if op.Operation == ast.Subscription {
+		// gqlparser's rule counts root fields by name: one field twice
+		// under two aliases passes it, and would fail in the executor.
+		if n := len(graphql.CollectFields(oc, op.SelectionSet, []string{"Subscription"})); n != 1 {
+			return limitError(errcode.ValidationFailed, "a subscription selects exactly one root field; this one selects %d", n)
+		}
 	}
 	m := measure{fragments: oc.Doc.Fragments, inFragment: map[string]bool{}, vars: oc.Variables}
 	m.walk(op.SelectionSet, 0)

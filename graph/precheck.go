@@ -1,12 +1,11 @@
 package graph
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
-	"mime"
-	"net/http"
 	"strings"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
@@ -23,21 +22,27 @@ const (
 	maxFragmentExpanded = 1 << 40
 )
 
-// precheck measures the document a request carries and refuses one over
-// the bounds; a document that does not parse is left for gqlgen to report.
-func precheck(r *http.Request, body []byte) *gqlerror.Error {
-	query := r.URL.Query().Get("query")
-	if r.Method == http.MethodPost {
-		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/json" {
-			var params struct {
-				Query string `json:"query"`
-			}
-			if json.Unmarshal(body, &params) != nil {
-				return nil
-			}
-			query = params.Query
-		}
-	}
+// documentBounds refuses a document over the bounds before gqlgen parses
+// and validates it, whatever brought it: a POST or a GET, a subscription
+// over WebSocket, a persisted or trusted document found by its hash (it
+// runs after the extensions that find those).
+type documentBounds struct{}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationParameterMutator
+} = documentBounds{}
+
+func (documentBounds) ExtensionName() string                   { return "DocumentBounds" }
+func (documentBounds) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (documentBounds) MutateOperationParameters(_ context.Context, p *graphql.RawParams) *gqlerror.Error {
+	return precheck(p.Query)
+}
+
+// precheck measures a document and refuses one over the bounds; a
+// document that does not parse is left for gqlgen to report.
+func precheck(query string) *gqlerror.Error {
 	if query == "" {
 		return nil
 	}

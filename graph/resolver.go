@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
@@ -32,6 +31,10 @@ type Config struct {
 	NoIntrospection bool
 	// Subscriptions bound the WebSocket connections of subscriptions.
 	Subscriptions SubscriptionLimits
+	// ClientAddress is the key of a request's client address (the rate
+	// limits' own), by which connections not yet acknowledged are
+	// counted; nil counts them all together.
+	ClientAddress func(*http.Request) string
 	// Trusted, when set, are the only documents that run (trusted mode);
 	// without it any document runs, and automatic persisted queries are
 	// remembered in a bounded cache.
@@ -45,9 +48,11 @@ type Resolver struct {
 }
 
 // NewHandler returns the GraphQL HTTP handler, its parts chosen one by one
-// (not gqlgen's default server): POST and GET transports only, a bounded
-// query cache, persisted documents (documents.go), limits on complexity,
-// depth, aliases and body size, and introspection unless
+// (not gqlgen's default server): POST and GET transports, and WebSocket
+// for subscriptions, a bounded query cache, persisted documents
+// (documents.go), limits on the document's size (precheck.go), complexity,
+// depth, aliases and body size, the same for every transport and every
+// document however it arrives, and introspection unless
 // cfg.NoIntrospection. Mutations call the operations
 // REST calls, which open their own transactions (with the *sql.Tx River
 // enqueues in), so the handler opens none.
@@ -56,13 +61,17 @@ func NewHandler(app *app.App, cfg Config) http.Handler {
 		Resolvers: &Resolver{app: app, client: app.DB.Ent},
 	})})
 	srv.AddTransport(overHTTP{})
-	live := &subscriptions{app: app, limits: cfg.Subscriptions.withDefaults()}
+	live := &subscriptions{app: app, limits: cfg.Subscriptions.withDefaults(), address: cfg.ClientAddress}
+	if live.address == nil {
+		live.address = func(*http.Request) string { return "" }
+	}
 	srv.AddTransport(live.transport())
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(maxTokens)
 	for _, ext := range persistedDocuments(cfg.Trusted) {
 		srv.Use(ext)
 	}
+	srv.Use(documentBounds{}) // after the persisted documents: on the document they find
 	if !cfg.NoIntrospection {
 		srv.Use(extension.Introspection{})
 	}
@@ -103,16 +112,6 @@ func limitBody(next http.Handler) http.Handler {
 			_ = json.NewEncoder(w).Encode(map[string]any{"errors": []*gqlerror.Error{{
 				Message: msg, Extensions: map[string]any{"code": code},
 			}}})
-			return
-		}
-		if gerr := precheck(r, body); gerr != nil {
-			// A validation failure, answered as overHTTP answers one.
-			media, status := responseMedia(r), http.StatusOK
-			if media == mediaGraphQLResponse {
-				status = http.StatusBadRequest
-			}
-			w.Header().Set("Content-Type", media+"; charset=utf-8")
-			writeRequestError(w, status, &graphql.Response{Errors: gqlerror.List{gerr}})
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))

@@ -223,7 +223,7 @@ func presentError(ctx context.Context, log *slog.Logger, err error) *gqlerror.Er
 		if cut, _, found := strings.Cut(gqlErr.Message, " body:"); found {
 			gqlErr.Message = cut
 		}
-		gqlErr.Extensions = map[string]any{"code": "invalid_query"}
+		gqlErr.Extensions = map[string]any{"code": codeInvalidQuery}
 		return gqlErr
 	case errors.As(err, &ge) && argumentError(ctx, ge):
 		// An argument that does not coerce to its type (an unknown enum
@@ -257,7 +257,7 @@ func argumentError(ctx context.Context, ge *gqlerror.Error) bool {
 func requestErrorCode(code any) any {
 	switch code {
 	case errcode.ParseFailed, errcode.ValidationFailed:
-		return "invalid_query"
+		return codeInvalidQuery
 	case "COMPLEXITY_LIMIT_EXCEEDED":
 		return codeTooComplex
 	case "NOT_FOUND": // entgql's node lookup

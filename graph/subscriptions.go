@@ -4,14 +4,17 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"io"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	coderws "github.com/coder/websocket"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/kernel"
@@ -22,11 +25,14 @@ import (
 )
 
 // Subscriptions over WebSocket (graphql-transport-ws, docs/backoffice.md):
-// the token in connection_init is checked as a bearer token is, then again
-// every Recheck (a revoked token) and at its expiry; each connection is
-// bounded in messages from the client and closed when idle, each client in
-// connections, and a subscriber that leaves webhooks.FeedBuffer events unread is
-// dropped with its connection.
+// an address holds a bounded number of connections not yet acknowledged,
+// each given InitTimeout from its upgrade; the token in connection_init is
+// checked as a bearer token is, then again every Recheck (a revoked token)
+// and at its expiry; each connection is bounded in messages from the
+// client and closed when idle, each client in connections, and a
+// subscriber that leaves webhooks.FeedBuffer events unread is dropped with
+// its connection. Every connection is closed when the transport is done
+// with it (wsconn.go).
 
 // SubscriptionScopes maps every subscription field to the scope it needs
 // (subscriptions run outside RootFieldScopes' middleware).
@@ -52,6 +58,13 @@ type SubscriptionLimits struct {
 	// Recheck is how often the connection's token is verified again (a
 	// revoked client's); default 30 seconds.
 	Recheck time.Duration
+	// InitTimeout closes a connection that has not been acknowledged
+	// (a valid connection_init) that long after its upgrade; default 10
+	// seconds.
+	InitTimeout time.Duration
+	// PendingPerAddress bounds the connections of one client address
+	// (Config.ClientAddress) not yet acknowledged; default 20.
+	PendingPerAddress int
 }
 
 func (l SubscriptionLimits) withDefaults() SubscriptionLimits {
@@ -67,14 +80,22 @@ func (l SubscriptionLimits) withDefaults() SubscriptionLimits {
 	if l.Recheck <= 0 {
 		l.Recheck = 30 * time.Second
 	}
+	if l.InitTimeout <= 0 {
+		l.InitTimeout = 10 * time.Second
+	}
+	if l.PendingPerAddress <= 0 {
+		l.PendingPerAddress = 20
+	}
 	return l
 }
 
 // The close codes of the connections the service ends.
 const (
+	closeBadRequest      = 4400 // a first message that is not a connection_init the transport can read
 	closeUnauthorized    = 4401 // the token expired or was revoked
 	closeForbidden       = 4403 // connection_init without a valid token
 	closeIdle            = 4408 // no subscription for IdleTimeout
+	closeInitTimeout     = 4408 // not acknowledged InitTimeout after the upgrade
 	closeTooManyMessages = 4429 // over MessagesPerSecond, or ConnectionsPerClient
 	closeSlowConsumer    = 4413 // events left unread (webhooks.FeedBuffer)
 )
@@ -87,8 +108,10 @@ const writeTimeout = 10 * time.Second
 type subscriptions struct {
 	app     *app.App
 	limits  SubscriptionLimits
+	address func(*http.Request) string // a client's address (Config.ClientAddress)
 	mu      sync.Mutex
 	clients map[string]int // open connections per tenant and subject
+	pending map[string]int // connections not yet acknowledged per client address
 }
 
 type wsConnKey struct{}
@@ -99,15 +122,28 @@ type wsConnKey struct{}
 // is accepted (hijacked): the connection's read loop then holds a shallow
 // stack, not net/http's, chi's and the middlewares' frames beneath it, and
 // net/http lets go of the request (docs/performance.md). Its context keeps
-// the request's values without its end, which comes when the handler returns.
+// the request's values without its end, which comes when the handler
+// returns; it ends when the transport is done with the connection, which
+// is then closed, whichever way the transport left it, and its
+// subscriptions' work with it. An address with PendingPerAddress
+// connections not yet acknowledged is refused before the upgrade.
 func (s *subscriptions) serve(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := &wsConn{subs: s, idleSince: time.Now(), accepted: make(chan struct{})}
-		ctx := context.WithValue(context.WithoutCancel(r.Context()), wsConnKey{}, c)
+		c := &wsConn{subs: s, address: s.address(r), accepted: make(chan struct{})}
+		if !s.hold(c) {
+			w.Header().Set("Content-Type", mediaJSON+"; charset=utf-8")
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(s.limits.InitTimeout.Seconds()))))
+			writeRequestError(w, http.StatusTooManyRequests, &graphql.Response{Errors: gqlerror.List{limitError(codeTooManyConnections,
+				"the address has its most subscriptions connections not yet acknowledged (%d)", s.limits.PendingPerAddress)}})
+			return
+		}
+		ctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(r.Context()), wsConnKey{}, c))
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
 			defer s.release(c)
+			defer cancel()
+			defer c.end()
 			defer func() {
 				if p := recover(); p != nil {
 					s.app.Log.ErrorContext(ctx, "subscriptions connection panicked", "panic", p)
@@ -122,8 +158,43 @@ func (s *subscriptions) serve(next http.Handler) http.Handler {
 	})
 }
 
-// release gives back the connection's place among its client's.
+// hold counts a connection among its address's not yet acknowledged;
+// false when the address has its most.
+func (s *subscriptions) hold(c *wsConn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending == nil {
+		s.pending = map[string]int{}
+	}
+	if s.pending[c.address] >= s.limits.PendingPerAddress {
+		return false
+	}
+	s.pending[c.address]++
+	c.pending = true
+	return true
+}
+
+// letGo gives back the connection's place among its address's not yet
+// acknowledged, once.
+func (s *subscriptions) letGo(c *wsConn) {
+	c.mu.Lock()
+	was := c.pending
+	c.pending = false
+	c.mu.Unlock()
+	if !was {
+		return
+	}
+	s.mu.Lock()
+	if s.pending[c.address]--; s.pending[c.address] <= 0 {
+		delete(s.pending, c.address)
+	}
+	s.mu.Unlock()
+}
+
+// release gives back the connection's places among its address's and its
+// client's.
 func (s *subscriptions) release(c *wsConn) {
+	s.letGo(c)
 	if c.client == "" {
 		return
 	}
@@ -139,9 +210,10 @@ func (s *subscriptions) transport() transport.Websocket {
 		// The token is in connection_init, never a cookie: a page of any
 		// origin may open the connection (no cross-site hijacking of a
 		// session to fear), and gets nothing without a token.
-		Implementation:   acceptor{transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}}},
-		InitFunc:         s.init,
-		InitTimeout:      10 * time.Second,
+		Implementation: acceptor{transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}}},
+		InitFunc:       s.init,
+		// No InitTimeout: the acceptor's, from the upgrade, closes with
+		// graphql-transport-ws's code.
 		PayloadReadLimit: ptr(int64(64 << 10)),
 	}
 }
@@ -183,6 +255,7 @@ func (s *subscriptions) init(ctx context.Context, p transport.InitPayload) (cont
 		return refuse(closeTooManyMessages, "too_many_connections: the client has its most subscriptions connections open")
 	}
 	c.token, c.viewer = raw, v
+	c.acknowledged()
 	c.watch(ctx, tokenExpiry(raw))
 	return viewer.NewContext(ctx, v), nil, nil
 }
@@ -208,100 +281,6 @@ func tokenExpiry(raw string) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(int64(cl.Exp), 0)
-}
-
-// acceptor wraps each accepted connection in the connection's state.
-type acceptor struct {
-	transport.WebsocketImplementation
-}
-
-func (a acceptor) Accept(w http.ResponseWriter, r *http.Request, o transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
-	conn, err := a.WebsocketImplementation.Accept(w, r, o)
-	c, ok := r.Context().Value(wsConnKey{}).(*wsConn)
-	if err != nil || !ok {
-		return conn, err
-	}
-	c.WebsocketConn = conn
-	close(c.accepted)
-	return c, nil
-}
-
-// wsConn is a connection and its state: its viewer, its messages' budget,
-// its subscriptions.
-type wsConn struct {
-	transport.WebsocketConn
-	subs      *subscriptions
-	accepted  chan struct{} // closed once the connection is hijacked
-	client    string        // counted in subscriptions.clients
-	token     string
-	viewer    viewer.Viewer
-	mu        sync.Mutex
-	budget    float64 // messages the client may send now
-	refilled  time.Time
-	active    int         // subscriptions running
-	idleSince time.Time   // when the last one ended (or the connection began)
-	tick      *time.Timer // watch's next check
-	checked   time.Time   // when the token was last verified
-	closed    bool
-}
-
-// NextReader counts the client's messages: one over the budget closes the
-// connection.
-func (c *wsConn) NextReader() (int, io.Reader, error) {
-	t, r, err := c.WebsocketConn.NextReader()
-	if err != nil {
-		return t, r, err
-	}
-	rate := c.subs.limits.MessagesPerSecond
-	now := time.Now()
-	c.mu.Lock()
-	if c.refilled.IsZero() {
-		c.budget = 2 * rate
-	} else {
-		c.budget = min(2*rate, c.budget+now.Sub(c.refilled).Seconds()*rate)
-	}
-	c.refilled = now
-	c.budget--
-	over := c.budget < 0
-	c.mu.Unlock()
-	if over {
-		c.shut(closeTooManyMessages, "too_many_messages: over the messages a connection may send per second")
-		return t, nil, transport.ErrWebsocketClosed
-	}
-	return t, r, nil
-}
-
-// WriteJSON writes one message, closing a connection that does not take
-// it within writeTimeout.
-func (c *wsConn) WriteJSON(v any) error {
-	stuck := time.AfterFunc(writeTimeout, func() { _ = c.Close() })
-	defer stuck.Stop()
-	return c.WebsocketConn.WriteJSON(v)
-}
-
-// SetReadLimit and SetReadDeadline reach the connection beneath.
-func (c *wsConn) SetReadLimit(limit int64) {
-	if l, ok := c.WebsocketConn.(transport.WebsocketReadLimiter); ok {
-		l.SetReadLimit(limit)
-	}
-}
-
-func (c *wsConn) SetReadDeadline(t time.Time) error {
-	if d, ok := c.WebsocketConn.(transport.WebsocketReadDeadliner); ok {
-		return d.SetReadDeadline(t)
-	}
-	return nil
-}
-
-// shut closes the connection with code and reason, once.
-func (c *wsConn) shut(code int, reason string) {
-	c.mu.Lock()
-	done := c.closed
-	c.closed = true
-	c.mu.Unlock()
-	if !done {
-		_ = c.WriteClose(code, reason)
-	}
 }
 
 // watch closes the connection when its token expires or no longer

@@ -155,7 +155,7 @@ func decodeParam(raw json.RawMessage, v any) error {
 }
 
 func requestError(format string, args ...any) *gqlerror.Error {
-	return &gqlerror.Error{Message: fmt.Sprintf(format, args...), Extensions: map[string]any{"code": "invalid_query"}}
+	return &gqlerror.Error{Message: fmt.Sprintf(format, args...), Extensions: map[string]any{"code": codeInvalidQuery}}
 }
 
 // writeRequestError answers a request error: errors (and extensions), never

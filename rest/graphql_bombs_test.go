@@ -21,14 +21,20 @@ import (
 // fragmentChain is n fragments each spreading the next twice: 2^n fields
 // once spread, from a document of a few hundred bytes per fragment.
 func fragmentChain(n int) string {
+	return fragmentChainIn("query{customers(first:1){edges{node{...F0}}}}", "Customer", n)
+}
+
+// fragmentChainIn is fragmentChain's n fragments on typ, spread from
+// operation (which spreads F0).
+func fragmentChainIn(operation, typ string, n int) string {
 	var b strings.Builder
-	b.WriteString("query{customers(first:1){edges{node{...F0}}}}")
+	b.WriteString(operation)
 	for i := range n {
 		if i == n-1 {
-			fmt.Fprintf(&b, " fragment F%d on Customer{id}", i)
+			fmt.Fprintf(&b, " fragment F%d on %s{id}", i, typ)
 			break
 		}
-		fmt.Fprintf(&b, " fragment F%d on Customer{id ...F%d ...F%d}", i, i+1, i+1)
+		fmt.Fprintf(&b, " fragment F%d on %s{id ...F%d ...F%d}", i, typ, i+1, i+1)
 	}
 	return b.String()
 }

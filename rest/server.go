@@ -86,7 +86,8 @@ func NewHandler(a *app.App, log *slog.Logger, cfg Config) http.Handler {
 	}
 	r.Route(posPrefix, s.mountPOS)
 
-	gcfg := graph.Config{NoIntrospection: cfg.NoIntrospection, Subscriptions: cfg.Subscriptions, Trusted: cfg.TrustedDocuments}
+	gcfg := graph.Config{NoIntrospection: cfg.NoIntrospection, Subscriptions: cfg.Subscriptions, ClientAddress: clientIP,
+		Trusted: cfg.TrustedDocuments}
 	s.gql, s.scrape = graph.NewHandler(a, gcfg), reg.Handler(log)
 	inProcess := s.gql
 	if gcfg.Trusted != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -25,6 +26,11 @@ func TestServeRefusesBadTrustedDocuments(t *testing.T) {
 	dir := t.TempDir()
 	const doc = "{ __typename }"
 	hash := sha(doc)
+	bomb := "subscription { salesProcessed { ...F0 } }"
+	for i := range 31 {
+		bomb += fmt.Sprintf(" fragment F%d on Event { id ...F%d ...F%d }", i, i+1, i+1)
+	}
+	bomb += " fragment F31 on Event { id }"
 	file := func(name, content string) string {
 		p := filepath.Join(dir, name)
 		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
@@ -39,6 +45,8 @@ func TestServeRefusesBadTrustedDocuments(t *testing.T) {
 		{"no document", file("empty.json", `{}`), "no document"},
 		{"a hash not the document's", file("hash.json", `{"`+hash+`": "{ __typename __typename }"}`), "is not the SHA-256 of its document"},
 		{"a document the schema refuses", file("schema.json", `{"`+sha(`{ nothing }`)+`": "{ nothing }"}`), "does not validate: "},
+		// Refused before the validation, which would take minutes.
+		{"a document over the limits", file("bomb.json", `{"`+sha(bomb)+`": "`+bomb+`"}`), "is over the limits: the document selects over 10000 fields"},
 	} {
 		cmd := newRootCommand(io.Discard, io.Discard)
 		cmd.SetArgs([]string{"--database-url", u, "serve", "--addr", "127.0.0.1:0", "--graphql-trusted-documents", tc.path})
