@@ -55,4 +55,4 @@ func TestLivingDemoIsDeterministic(t *testing.T) {
 // livingDemoFigures are the customers, sales, redemptions, points
 // outstanding and sales paid with points of the year ending on 25 November
 // 2026 at 15:00 UTC.
-var livingDemoFigures = [5]int{}
+var livingDemoFigures = [5]int{2004, 10761, 748, 1223642, 1005}
