@@ -289,12 +289,7 @@ func TestSubscriptionsAcrossProcesses(t *testing.T) {
 	for _, d := range storagetest.Dialects() {
 		t.Run(d, func(t *testing.T) {
 			u := storagetest.URL(t, d, true)
-			open := func() *storage.DB {
-				db, err := storage.Open(context.Background(), u)
-				require.NoError(t, err)
-				t.Cleanup(func() { db.Close() })
-				return db
-			}
+			open := func() *storage.DB { return storagetest.OpenURL(t, u) }
 			first := newTestEnv(t, open())
 			// The second process: its own pool, application and server.
 			db2 := open()

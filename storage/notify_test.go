@@ -22,12 +22,7 @@ func TestListenHearsCommits(t *testing.T) {
 	for _, d := range storagetest.Dialects() {
 		t.Run(d, func(t *testing.T) {
 			u := storagetest.URL(t, d, true)
-			open := func() *storage.DB {
-				db, err := storage.Open(context.Background(), u)
-				require.NoError(t, err)
-				t.Cleanup(func() { db.Close() })
-				return db
-			}
+			open := func() *storage.DB { return storagetest.OpenURL(t, u) }
 			writer, listener := open(), open()
 			if d == "sqlite3" {
 				listener = writer // SQLite wakes the committing process's listeners
@@ -128,12 +123,7 @@ func TestSubscribeHearsOtherProcesses(t *testing.T) {
 	for _, d := range storagetest.Dialects() {
 		t.Run(d, func(t *testing.T) {
 			u := storagetest.URL(t, d, true)
-			open := func() *storage.DB {
-				db, err := storage.Open(context.Background(), u)
-				require.NoError(t, err)
-				t.Cleanup(func() { db.Close() })
-				return db
-			}
+			open := func() *storage.DB { return storagetest.OpenURL(t, u) }
 			writer, listener := open(), open()
 			ctx, cancel := context.WithCancel(viewer.SystemContext(context.Background()))
 			defer cancel()

@@ -4,9 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
-	"strings"
 	"testing"
 
 	"entgo.io/ent/dialect"
@@ -59,17 +57,10 @@ func TestServeRateLimits(t *testing.T) {
 	base, _ := startServe(t, logs, u, "--rate-limit", "2/1m", "--rate-limit-tenant", big+"=3/30s")
 	for tenant, policy := range map[string]string{big: `"client";q=3;w=30`, small: `"client";q=2;w=60`} {
 		c := fideliza(t, logs, u, "client", "create", "--tenant", tenant, "--kind", "oauth")
-		form := url.Values{"grant_type": {"client_credentials"}}
-		req, _ := http.NewRequest(http.MethodPost, base+"/auth/token", strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.SetBasicAuth(c["client_id"].(string), c["client_secret"].(string))
-		var tok struct {
-			AccessToken string `json:"access_token"`
-		}
-		doJSON(t, req, http.StatusOK, &tok)
+		token := clientToken(t, base, c["client_id"].(string), c["client_secret"].(string))
 
-		req, _ = http.NewRequest(http.MethodGet, base+"/v1/customers", nil)
-		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		req, _ := http.NewRequest(http.MethodGet, base+"/v1/customers", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		resp.Body.Close()
@@ -99,18 +90,11 @@ func TestServeMakesRateWindowsAgain(t *testing.T) {
 
 	base, _ := startServe(t, logs, u, "--rate-limit", "2/1m")
 	c := fideliza(t, logs, u, "client", "create", "--tenant", tenant, "--kind", "oauth")
-	form := url.Values{"grant_type": {"client_credentials"}}
-	req, _ := http.NewRequest(http.MethodPost, base+"/auth/token", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.SetBasicAuth(c["client_id"].(string), c["client_secret"].(string))
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	doJSON(t, req, http.StatusOK, &tok)
+	token := clientToken(t, base, c["client_id"].(string), c["client_secret"].(string))
 	var statuses []int
 	for range 3 {
-		req, _ = http.NewRequest(http.MethodGet, base+"/v1/customers", nil)
-		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		req, _ := http.NewRequest(http.MethodGet, base+"/v1/customers", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		resp.Body.Close()

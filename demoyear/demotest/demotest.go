@@ -41,10 +41,7 @@ func URL(t testing.TB, dialectName string, end time.Time) string {
 // Open is URL's database, opened (and closed when the test ends).
 func Open(t testing.TB, dialectName string, end time.Time) *storage.DB {
 	t.Helper()
-	db, err := storage.Open(context.Background(), URL(t, dialectName, end))
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
-	return db
+	return storagetest.OpenURL(t, URL(t, dialectName, end))
 }
 
 // Today is the end of the year a test of the real clock copies: today's

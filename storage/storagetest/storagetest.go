@@ -93,17 +93,19 @@ func Each(t *testing.T, fn func(t *testing.T, db *storage.DB)) {
 // the test ends.
 func Open(t testing.TB, dialectName string) *storage.DB {
 	t.Helper()
-	return open(t, URL(t, dialectName, true))
+	return OpenURL(t, URL(t, dialectName, true))
 }
 
 // Empty returns a fresh database of dialect with no schema at all, for tests
 // of migrations themselves.
 func Empty(t testing.TB, dialectName string) *storage.DB {
 	t.Helper()
-	return open(t, URL(t, dialectName, false))
+	return OpenURL(t, URL(t, dialectName, false))
 }
 
-func open(t testing.TB, rawURL string) *storage.DB {
+// OpenURL opens the database at rawURL (one of URL's, say, as another
+// process would) and closes it when the test ends.
+func OpenURL(t testing.TB, rawURL string) *storage.DB {
 	t.Helper()
 	db, err := storage.Open(context.Background(), rawURL)
 	require.NoError(t, err)
