@@ -54,9 +54,6 @@ type store struct {
 // WithClock sets the application's clock (the default: the system's).
 func WithClock(now func() time.Time) Option { return func(c *config) { c.kernel.Clock = now } }
 
-// WithLog sets the application's log (the default writes nothing).
-func WithLog(log *slog.Logger) Option { return func(c *config) { c.kernel.Log = log } }
-
 // WithInlineSales says the application processes the sales it registers at
 // once, as the demo's year does, instead of queueing a job each.
 func WithInlineSales() Option { return func(c *config) { c.kernel.InlineSales = true } }
@@ -88,10 +85,7 @@ func New(t testing.TB, db *storage.DB, opts ...Option) *Env {
 	for _, o := range opts {
 		o(&c)
 	}
-	c.kernel.DB = db
-	if c.kernel.Log == nil {
-		c.kernel.Log = slog.New(slog.DiscardHandler)
-	}
+	c.kernel.DB, c.kernel.Log = db, slog.New(slog.DiscardHandler)
 	c.kernel.Auth = auth.NewService(db.Ent, "http://fideliza.test", "fideliza")
 	a := app.New(&c.kernel).WithHistory(c.history)
 	sys := viewer.SystemContext(context.Background())
