@@ -352,7 +352,7 @@ func TestPendingPointsConcurrently(t *testing.T) {
 				var err error
 				switch {
 				case i < 2:
-					err = (app.New(&app.Config{DB: db, Clock: p.clock.Now})).Loyalty.ReleasePendingPoints(context.Background())
+					err = apptest.Process(p.a).Loyalty.ReleasePendingPoints(context.Background())
 				case i < 17:
 					_, err = p.a.Loyalty.DebitPoints(p.ctx, loyalty.DebitInput{CustomerID: ana, Points: 90, Reason: "troca"})
 					if errCode(err) == "insufficient_points" {
