@@ -10,7 +10,6 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/jobs"
@@ -41,7 +40,7 @@ func TestProcessSaleLastAttemptTimeout(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
 		defer cancel()
 		<-ctx.Done() // the job's time is up
-		w := &worker.ProcessSaleWorker{App: app.New(&app.Config{DB: db, Clock: time.Now})}
+		w := &worker.ProcessSaleWorker{App: apptest.Process(a)}
 		job := &river.Job[jobs.ProcessSale]{
 			JobRow: &rivertype.JobRow{Attempt: 25, MaxAttempts: 25},
 			Args:   jobs.ProcessSale{TenantID: env.TenantID, SaleID: s.ID},
