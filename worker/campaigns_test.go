@@ -3,7 +3,6 @@ package worker_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/customers"
@@ -48,13 +48,11 @@ type campBundle struct {
 func campSetup(t *testing.T, db *storage.DB, start time.Time) *campBundle {
 	t.Helper()
 	clock := testclock.New(start)
-	a := app.New(&app.Config{DB: db, Clock: clock.Now, Log: slog.New(slog.DiscardHandler)})
-	tn, err := a.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
-	require.NoError(t, err)
+	env := apptest.New(t, db, apptest.WithClock(clock.Now))
 	return &campBundle{
-		db: db, app: a, clock: clock, ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID,
-		lifecycle: &worker.CampaignLifecycleWorker{App: app.New(&app.Config{DB: db, Clock: clock.Now})},
-		cashback:  &worker.CreditCashbackWorker{App: app.New(&app.Config{DB: db, Clock: clock.Now})},
+		db: db, app: env.App, clock: clock, ctx: env.Ctx, tenant: env.TenantID,
+		lifecycle: &worker.CampaignLifecycleWorker{App: apptest.Process(env.App)},
+		cashback:  &worker.CreditCashbackWorker{App: apptest.Process(env.App)},
 	}
 }
 

@@ -3,7 +3,6 @@ package worker_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +10,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/ent/customerimport"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -26,10 +25,9 @@ import (
 func TestImportCustomersJob(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
-		tn, err := a.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Loja Import", nil)
-		require.NoError(t, err)
-		ctx := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleClient, TenantID: tn.ID, Subject: "cli_test",
+		env := apptest.New(t, db, apptest.WithTenant("Loja Import"))
+		a := env.App
+		ctx := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleClient, TenantID: env.TenantID, Subject: "cli_test",
 			Scopes: []string{"customers:read", "customers:write"}})
 
 		client, err := worker.NewClient(a, worker.Config{Work: true, MaxWorkers: 2})

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/loyalty"
@@ -63,18 +64,16 @@ type pointsBundle struct {
 func setupPoints(t *testing.T, db *storage.DB) *pointsBundle {
 	t.Helper()
 	clock := testclock.New(t0)
-	a := app.New(&app.Config{DB: db, Clock: clock.Now})
-	tn, err := a.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
-	require.NoError(t, err)
-	tn, err = a.Backoffice.UpdateTenant(viewer.SystemContext(context.Background()), tn.ID, backoffice.TenantSettings{TimeZone: opt.Of("UTC").Ptr()})
+	env := apptest.New(t, db, apptest.WithClock(clock.Now), apptest.WithTenantSettings(backoffice.TenantSettings{TimeZone: opt.Of("UTC").Ptr()}))
+	tn, err := db.Ent.Tenant.Get(env.Ctx, env.TenantID)
 	require.NoError(t, err)
 	require.Equal(t, 12, tn.PointsExpiryMonths)
 	require.Equal(t, []int64{1000, 5000, 20000}, []int64{tn.SilverThreshold, tn.GoldThreshold, tn.DiamondThreshold})
 	return &pointsBundle{
-		db: db, app: a, clock: clock, ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID,
-		expire: &worker.ExpirePointsWorker{App: app.New(&app.Config{DB: db, Clock: clock.Now})},
-		notify: &worker.NotifyExpiringPointsWorker{App: app.New(&app.Config{DB: db, Clock: clock.Now})},
-		levels: &worker.RecomputeLevelsWorker{App: app.New(&app.Config{DB: db, Clock: clock.Now})},
+		db: db, app: env.App, clock: clock, ctx: env.Ctx, tenant: env.TenantID,
+		expire: &worker.ExpirePointsWorker{App: apptest.Process(env.App)},
+		notify: &worker.NotifyExpiringPointsWorker{App: apptest.Process(env.App)},
+		levels: &worker.RecomputeLevelsWorker{App: apptest.Process(env.App)},
 	}
 }
 

@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -11,9 +10,8 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/pos"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -27,15 +25,11 @@ import (
 func TestProcessSaleLastAttemptTimeout(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
-		sys := viewer.SystemContext(context.Background())
-		tn, err := a.Backoffice.CreateTenant(sys, "Mercado Timeout", nil)
-		require.NoError(t, err)
-		_, err = a.Backoffice.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
-		require.NoError(t, err)
+		env := apptest.New(t, db, apptest.WithTenant("Mercado Timeout"), apptest.WithStore("LOJA-01", "Loja Centro"))
+		a := env.App
 		soldAt := time.Now().Add(-time.Minute)
 		amount, one := decimal.RequireFromString("12.50"), decimal.NewFromInt(1)
-		s, err := a.POS.RegisterSale(viewer.TenantContext(context.Background(), tn.ID), pos.SaleInput{
+		s, err := a.POS.RegisterSale(env.Ctx, pos.SaleInput{
 			Protocol: "PARTNER_V1", SaleID: "777", StoreID: "LOJA-01", PosID: "PDV-1", Channel: "STORE",
 			Date: &soldAt, Amount: &amount, AmountPayable: &amount,
 			Items:    []pos.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café", UnitPrice: &amount, Quantity: &one}},
@@ -46,14 +40,14 @@ func TestProcessSaleLastAttemptTimeout(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
 		defer cancel()
 		<-ctx.Done() // the job's time is up
-		w := &worker.ProcessSaleWorker{App: app.New(&app.Config{DB: db, Clock: time.Now})}
+		w := &worker.ProcessSaleWorker{App: apptest.Process(a)}
 		job := &river.Job[jobs.ProcessSale]{
 			JobRow: &rivertype.JobRow{Attempt: 25, MaxAttempts: 25},
-			Args:   jobs.ProcessSale{TenantID: tn.ID, SaleID: s.ID},
+			Args:   jobs.ProcessSale{TenantID: env.TenantID, SaleID: s.ID},
 		}
 		require.ErrorIs(t, w.Work(ctx, job), context.DeadlineExceeded)
 
-		got, err := db.Ent.Sale.Get(viewer.TenantContext(context.Background(), tn.ID), s.ID)
+		got, err := db.Ent.Sale.Get(env.Ctx, s.ID)
 		require.NoError(t, err)
 		require.Equal(t, "FAILED", string(got.Status))
 		require.NotNil(t, got.FailureReason)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/customers"
@@ -139,16 +139,14 @@ type whBundle struct {
 func whSetup(t *testing.T, db *storage.DB) *whBundle {
 	t.Helper()
 	clock := testclock.NewStored(time.Now().UTC(), nil)
-	log := slog.New(slog.DiscardHandler)
-	a := app.New(&app.Config{DB: db, Clock: clock.Now, Log: log, WebhookGuard: webhook.Guard{AllowLoopback: true}})
-	sys := viewer.SystemContext(context.Background())
-	tn, err := a.Backoffice.CreateTenant(sys, "Loja Webhooks", nil)
-	require.NoError(t, err)
-	_, err = worker.NewClient(a, worker.Config{})
+	env := apptest.New(t, db, apptest.WithClock(clock.Now), apptest.WithWebhookGuard(webhook.Guard{AllowLoopback: true}),
+		apptest.WithTenant("Loja Webhooks"))
+	a := env.App
+	_, err := worker.NewClient(a, worker.Config{})
 	require.NoError(t, err)
 	return &whBundle{
-		db: db, app: a, clock: clock, rc: a.River, sys: sys,
-		ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID,
+		db: db, app: a, clock: clock, rc: a.River, sys: viewer.SystemContext(context.Background()),
+		ctx: env.Ctx, tenant: env.TenantID,
 		deliver: &worker.DeliverWebhookWorker{App: a},
 	}
 }
@@ -300,12 +298,12 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	})
 	require.NoError(t, err)
 	b.clock.Set(starts)
-	require.NoError(t, (&worker.CampaignLifecycleWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}).
+	require.NoError(t, (&worker.CampaignLifecycleWorker{App: apptest.Process(b.app)}).
 		Work(context.Background(), &river.Job[jobs.CampaignLifecycle]{}))
 
 	// points.expiring: 10 days before the 1500 points expire (12 months).
 	b.clock.Set(start.AddDate(0, 12, 0).Add(-10 * 24 * time.Hour))
-	require.NoError(t, (&worker.NotifyExpiringPointsWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}).
+	require.NoError(t, (&worker.NotifyExpiringPointsWorker{App: apptest.Process(b.app)}).
 		Work(context.Background(), &river.Job[jobs.NotifyExpiringPoints]{}))
 
 	// sale.processed: a sale registered by the POS and processed by its job,
@@ -342,7 +340,7 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 		Payments: []pos.SalePaymentInput{{ID: "1", Amount: &byPix, Method: "PIX"}, {ID: "2", Amount: &byPoints, Method: "POINTS", HoldID: hold.ID}},
 	})
 	require.NoError(t, err)
-	require.NoError(t, (&worker.ProcessSaleWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}).Work(context.Background(),
+	require.NoError(t, (&worker.ProcessSaleWorker{App: apptest.Process(b.app)}).Work(context.Background(),
 		&river.Job[jobs.ProcessSale]{JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25},
 			Args: jobs.ProcessSale{TenantID: b.tenant, SaleID: s.ID}}))
 
@@ -350,7 +348,7 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	// rest still earn the 10 points, so no points.reversed yet.
 	// sale.cancelled, points.reversed and redemption.rolled_back: the rest
 	// is cancelled, the coffee and its discount with it.
-	returnWork := &worker.ProcessSaleReturnWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}
+	returnWork := &worker.ProcessSaleReturnWorker{App: apptest.Process(b.app)}
 	for _, in := range []pos.SaleReturnInput{
 		{Kind: "return", ID: "R-1", Items: []pos.ReturnItemInput{{ID: "2", Quantity: &one}}},
 		{Kind: "cancellation", ID: "C-1"},
@@ -368,7 +366,7 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	_, err = b.app.Backoffice.UpdateTenant(b.sys, b.tenant, backoffice.TenantSettings{LevelGraceDays: opt.Of(30).Ptr()})
 	require.NoError(t, err)
 	b.clock.Set(start.AddDate(0, 12, 2))
-	require.NoError(t, (&worker.RecomputeLevelsWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}).
+	require.NoError(t, (&worker.RecomputeLevelsWorker{App: apptest.Process(b.app)}).
 		Work(context.Background(), &river.Job[jobs.RecomputeLevels]{}))
 
 	// customer.consent_changed: Helena agrees to e-mail marketing.

@@ -3,7 +3,6 @@ package worker_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -12,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/domain/webhook"
@@ -151,12 +150,9 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 func TestWebhookDeliveryWithRiver(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		log := slog.New(slog.DiscardHandler)
-		a := app.New(&app.Config{DB: db, Log: log, WebhookGuard: webhook.Guard{AllowLoopback: true}})
+		env := apptest.New(t, db, apptest.WithWebhookGuard(webhook.Guard{AllowLoopback: true}), apptest.WithTenant("Loja River"))
+		a, tctx := env.App, env.Ctx
 		sys := viewer.SystemContext(context.Background())
-		tn, err := a.Backoffice.CreateTenant(sys, "Loja River", nil)
-		require.NoError(t, err)
-		tctx := viewer.TenantContext(context.Background(), tn.ID)
 		rcv := whNewReceiver(t, time.Now)
 		u := rcv.url()
 		ws, err := a.Webhooks.CreateWebhookEndpoint(tctx, webhooks.WebhookInput{URL: &u, EventTypes: outbox.Types})
@@ -173,7 +169,7 @@ func TestWebhookDeliveryWithRiver(t *testing.T) {
 		ids := map[string]string{}
 		for i, typ := range outbox.Types {
 			subject := fmt.Sprintf("subject-%d", i)
-			require.NoError(t, outbox.Record(sys, db.Ent, time.Now().UTC().Truncate(time.Microsecond), tn.ID, typ, subject, map[string]any{"n": i}))
+			require.NoError(t, outbox.Record(sys, db.Ent, time.Now().UTC().Truncate(time.Microsecond), env.TenantID, typ, subject, map[string]any{"n": i}))
 			ev, err := db.Ent.Event.Query().Where(event.SubjectID(subject)).Only(sys)
 			require.NoError(t, err)
 			ids[typ] = ev.ID

@@ -12,7 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/domain/experiment"
 	"github.com/fideliza/fideliza/ent"
@@ -43,13 +43,10 @@ func TestCampaignLiftEndToEnd(t *testing.T) {
 	now := time.Date(2026, 11, 20, 15, 0, 0, 0, time.UTC)
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		t.Parallel()
-		a := app.New(&app.Config{DB: db, Clock: func() time.Time { return now }})
+		env := apptest.New(t, db, apptest.WithClock(func() time.Time { return now }), apptest.WithTenant("Experimentos"),
+			apptest.WithStore("LOJA-01", "Loja"))
+		a, ctx, tn, st := env.App, env.Ctx, env.TenantID, env.Stores[0]
 		sys := viewer.SystemContext(context.Background())
-		tn, err := a.Backoffice.CreateTenant(sys, "Experimentos", nil)
-		require.NoError(t, err)
-		st, err := a.Backoffice.CreateStore(sys, tn.ID, "LOJA-01", "Loja")
-		require.NoError(t, err)
-		ctx := viewer.TenantContext(context.Background(), tn.ID)
 		start, end := now.AddDate(0, 0, -10), now.AddDate(0, 0, 20)
 		in := campaigns.CampaignInput{Name: "Dez por cento", Type: "discount", StartsAt: &start, EndsAt: &end,
 			Discount: &campaigns.DiscountInput{Mode: "percentage", Value: ptr(decimal.NewFromInt(10))}, HoldoutBasisPoints: 2000}
@@ -62,7 +59,7 @@ func TestCampaignLiftEndToEnd(t *testing.T) {
 		const n = 400
 		creates := make([]*ent.CustomerCreate, n)
 		for i := range creates {
-			creates[i] = db.Ent.Customer.Create().SetTenantID(tn.ID).SetDocument(fmt.Sprintf("%011d", 70000000000+i)).SetName("Cliente " + strconv.Itoa(i))
+			creates[i] = db.Ent.Customer.Create().SetTenantID(tn).SetDocument(fmt.Sprintf("%011d", 70000000000+i)).SetName("Cliente " + strconv.Itoa(i))
 		}
 		custs, err := db.Ent.Customer.CreateBulk(creates...).Save(sys)
 		require.NoError(t, err)
@@ -73,7 +70,7 @@ func TestCampaignLiftEndToEnd(t *testing.T) {
 		var redemptions []*ent.RedemptionCreate
 		discounts := decimal.Zero
 		newSale := func(cust *ent.Customer, at time.Time, amount decimal.Decimal) *ent.SaleCreate {
-			return db.Ent.Sale.Create().SetTenantID(tn.ID).SetStoreID(st.ID).SetExternalID(strconv.Itoa(len(sales) + 1)).
+			return db.Ent.Sale.Create().SetTenantID(tn).SetStoreID(st.ID).SetExternalID(strconv.Itoa(len(sales) + 1)).
 				SetCustomerID(cust.ID).SetCustomerDocument(cust.Document).SetSoldAt(at).SetAmount(amount).SetAmountPayable(amount).
 				SetDiscountAmount(decimal.Zero).SetStatus(sale.StatusPROCESSED)
 		}
@@ -108,7 +105,7 @@ func TestCampaignLiftEndToEnd(t *testing.T) {
 			if !held && rng.IntN(3) == 0 {
 				off := decimal.New(100+rng.Int64N(900), -2)
 				discounts = discounts.Add(off)
-				redemptions = append(redemptions, db.Ent.Redemption.Create().SetTenantID(tn.ID).SetCampaignID(c.ID).
+				redemptions = append(redemptions, db.Ent.Redemption.Create().SetTenantID(tn).SetCampaignID(c.ID).
 					SetCustomerID(cust.ID).SetOrderID("pedido-"+strconv.Itoa(len(redemptions))).SetCreatedAt(now.Add(-2*time.Hour)).
 					SetAmountPaid(total).SetDiscountAmount(off).SetCashbackAmount(decimal.Zero).SetBenefit(json.RawMessage(`{}`)))
 			}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent"
@@ -22,12 +22,11 @@ import (
 func TestSlowSubscriberDropped(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		a := app.New(&app.Config{DB: db})
+		env := apptest.New(t, db)
+		a, tenantID := env.App, env.TenantID
 		sys := viewer.SystemContext(context.Background())
-		tn, err := a.Backoffice.CreateTenant(sys, "Loja", nil)
-		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(viewer.NewContext(context.Background(),
-			viewer.Viewer{Role: viewer.RoleAnalyst, TenantID: tn.ID, Subject: "user:office"}))
+			viewer.Viewer{Role: viewer.RoleAnalyst, TenantID: tenantID, Subject: "user:office"}))
 		defer cancel()
 		slow, err := a.Webhooks.SubscribeEvents(ctx, outbox.SaleProcessed)
 		require.NoError(t, err)
@@ -35,7 +34,7 @@ func TestSlowSubscriberDropped(t *testing.T) {
 			require.NoError(t, db.InTx(sys, func(tx storage.Tx) error {
 				events := make([]*ent.EventCreate, n)
 				for i := range events {
-					events[i] = outbox.New(tx.Ent, time.Now(), tn.ID, outbox.SaleProcessed, "sal", nil)
+					events[i] = outbox.New(tx.Ent, time.Now(), tenantID, outbox.SaleProcessed, "sal", nil)
 				}
 				return tx.Ent.Event.CreateBulk(events...).Exec(sys)
 			}))

@@ -1,48 +1,32 @@
-package app_test
+package customers_test
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/customers"
-	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/domain/opt"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
-
-// cpfOf makes the valid CPF whose first nine digits are n.
-func cpfOf(n int) string {
-	for d := 0; d < 100; d++ {
-		if c, err := document.ParseCPF(fmt.Sprintf("%09d%02d", n, d)); err == nil {
-			return c
-		}
-	}
-	panic("no CPF")
-}
 
 // TestSegmentMembershipConcurrent: many overlapping adds and imports of the
 // same segment at once leave exactly the union as members, without errors.
 func TestSegmentMembershipConcurrent(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler), Auth: auth.NewService(db.Ent, "http://x", "x")})
-		tn, err := a.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
-		require.NoError(t, err)
-		ctx := viewer.TenantContext(context.Background(), tn.ID)
+		env := apptest.New(t, db)
+		a, ctx := env.App, env.Ctx
 		const n = 30
 		ids, cpfs := make([]string, n), make([]string, n)
 		for i := range n {
-			cpfs[i] = cpfOf(100000001 + i)
+			cpfs[i] = document.CPFOf(100000001 + i)
 			c, err := a.Customers.CreateCustomer(ctx, customers.CustomerInput{
 				Name: opt.Of("C"), Email: opt.Of(fmt.Sprintf("c%d@x.example", i)), CPF: opt.Of(cpfs[i]),
 			})

@@ -1,4 +1,4 @@
-package app_test
+package loyalty_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
@@ -32,11 +33,8 @@ type concurrentEnv struct {
 
 func newConcurrentEnv(t *testing.T, db *storage.DB) *concurrentEnv {
 	t.Helper()
-	a := app.New(&app.Config{DB: db})
-	tn, err := a.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
-	require.NoError(t, err)
-	return &concurrentEnv{app: a, db: db, ctx: viewer.TenantContext(context.Background(), tn.ID),
-		customer: newLedgerCustomer(t, a, tn.ID, 1)}
+	env := apptest.New(t, db)
+	return &concurrentEnv{app: env.App, db: db, ctx: env.Ctx, customer: apptest.Customer(t, env.App, env.TenantID, 1)}
 }
 
 // ledgerSums reads the customer's balance, the sum of its entries and the

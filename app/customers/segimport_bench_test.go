@@ -1,4 +1,4 @@
-package app_test
+package customers_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -19,9 +20,9 @@ import (
 // unknown) into a segment of a tenant of FIDELIZA_BENCH_CUSTOMERS customers
 // (default 20,000), on each database.
 //
-//	FIDELIZA_BENCH_CUSTOMERS=200000 go test ./app -run '^$' -bench ImportSegmentCPFs -benchtime 3x
+//	FIDELIZA_BENCH_CUSTOMERS=200000 go test ./app/customers -run '^$' -bench ImportSegmentCPFs -benchtime 3x
 func BenchmarkImportSegmentCPFs(b *testing.B) {
-	n := benchCustomers(b)
+	n := apptest.BenchCustomers(b)
 	path := writeBenchCustomers(b, n)
 	cpfs := make([]string, 10000)
 	for i := range cpfs {

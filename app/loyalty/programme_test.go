@@ -1,4 +1,4 @@
-package app_test
+package loyalty_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/domain/apperr"
@@ -43,18 +44,13 @@ type programme struct {
 func newProgramme(t *testing.T, db *storage.DB, start time.Time, s backoffice.TenantSettings) *programme {
 	t.Helper()
 	clock := testclock.New(start)
-	a := app.New(&app.Config{DB: db, Clock: clock.Now})
-	sys := viewer.SystemContext(context.Background())
-	tn, err := a.Backoffice.CreateTenant(sys, "Programa", nil)
-	require.NoError(t, err)
-	_, err = a.Backoffice.UpdateTenant(sys, tn.ID, s)
-	require.NoError(t, err)
-	return &programme{t: t, db: db, a: a, clock: clock, ctx: viewer.TenantContext(context.Background(), tn.ID), id: tn.ID}
+	env := apptest.New(t, db, apptest.WithClock(clock.Now), apptest.WithTenant("Programa"), apptest.WithTenantSettings(s))
+	return &programme{t: t, db: db, a: env.App, clock: clock, ctx: env.Ctx, id: env.TenantID}
 }
 
 func (p *programme) customer() string {
 	p.next++
-	return newLedgerCustomer(p.t, p.a, p.id, 7000+p.next)
+	return apptest.Customer(p.t, p.a, p.id, 7000+p.next)
 }
 
 func (p *programme) credit(cust, order string, pts int64) *ent.PointsEntry {
@@ -356,7 +352,7 @@ func TestPendingPointsConcurrently(t *testing.T) {
 				var err error
 				switch {
 				case i < 2:
-					err = (app.New(&app.Config{DB: db, Clock: p.clock.Now})).Loyalty.ReleasePendingPoints(context.Background())
+					err = apptest.Process(p.a).Loyalty.ReleasePendingPoints(context.Background())
 				case i < 17:
 					_, err = p.a.Loyalty.DebitPoints(p.ctx, loyalty.DebitInput{CustomerID: ana, Points: 90, Reason: "troca"})
 					if errCode(err) == "insufficient_points" {

@@ -1,4 +1,4 @@
-package app_test
+package customers_test
 
 import (
 	"bufio"
@@ -13,12 +13,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/schema/sealed"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -33,10 +33,8 @@ type importer struct {
 
 func newImporter(t testing.TB, db *storage.DB) *importer {
 	t.Helper()
-	a := app.New(&app.Config{DB: db})
-	tn, err := a.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Importadora", nil)
-	require.NoError(t, err)
-	return &importer{t: t, db: db, a: a, ctx: viewer.TenantContext(context.Background(), tn.ID)}
+	env := apptest.New(t, db, apptest.WithTenant("Importadora"))
+	return &importer{t: t, db: db, a: env.App, ctx: env.Ctx}
 }
 
 // run imports a file from after its line after, and returns the result and
@@ -234,9 +232,9 @@ func writeBenchCustomers(b *testing.B, n int) string {
 // `fideliza import customers` does (writing the file is not measured), and
 // reports the rows per second.
 //
-//	FIDELIZA_BENCH_CUSTOMERS=1000000 go test ./app -run '^$' -bench ImportCustomers -benchtime 1x -timeout 60m
+//	FIDELIZA_BENCH_CUSTOMERS=1000000 go test ./app/customers -run '^$' -bench ImportCustomers -benchtime 1x -timeout 60m
 func BenchmarkImportCustomers(b *testing.B) {
-	n := benchCustomers(b)
+	n := apptest.BenchCustomers(b)
 	path := writeBenchCustomers(b, n)
 	for _, d := range storagetest.Dialects() {
 		b.Run(d, func(b *testing.B) {

@@ -1,9 +1,8 @@
-package app_test
+package audiences_test
 
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -11,13 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/customers"
-	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -38,20 +37,13 @@ var variedValues = []string{"0", "12.345", "12.34499999", "12.35", "1000", "999.
 
 func newVariedShop(t *testing.T, db *storage.DB) *variedShop {
 	t.Helper()
-	a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler), Auth: auth.NewService(db.Ent, "http://x", "x")})
 	now := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
-	a.Clock = func() time.Time { return now }
-	sys := viewer.SystemContext(context.Background())
-	tn, err := a.Backoffice.CreateTenant(sys, "Variada", nil)
-	require.NoError(t, err)
-	ctx := viewer.TenantContext(context.Background(), tn.ID)
+	env := apptest.New(t, db, apptest.WithClock(func() time.Time { return now }), apptest.WithTenant("Variada"),
+		apptest.WithStore("LOJA-N", "Loja LOJA-N", "norte"), apptest.WithStore("LOJA-S", "Loja LOJA-S", "sul", "litoral"),
+		apptest.WithStore("LOJA-X", "Loja LOJA-X"))
+	a, ctx := env.App, env.Ctx
 	var stores []string
-	for _, st := range []struct {
-		code   string
-		groups []string
-	}{{"LOJA-N", []string{"norte"}}, {"LOJA-S", []string{"sul", "litoral"}}, {"LOJA-X", nil}} {
-		s, err := a.Backoffice.CreateStore(sys, tn.ID, st.code, "Loja "+st.code, st.groups...)
-		require.NoError(t, err)
+	for _, s := range env.Stores {
 		stores = append(stores, s.ID)
 	}
 	vip, err := a.Customers.CreateSegment(ctx, customers.SegmentInput{Name: opt.Of("VIP").Ptr()})
@@ -69,7 +61,7 @@ func newVariedShop(t *testing.T, db *storage.DB) *variedShop {
 	}
 	var vips []string
 	for i := range 36 {
-		c, err := a.Customers.CreateCustomer(ctx, customers.CustomerInput{Name: opt.Of(fmt.Sprintf("Cliente %d", i)), CPF: opt.Of(cpfOf(300000001 + i)),
+		c, err := a.Customers.CreateCustomer(ctx, customers.CustomerInput{Name: opt.Of(fmt.Sprintf("Cliente %d", i)), CPF: opt.Of(document.CPFOf(300000001 + i)),
 			Email: opt.Of(fmt.Sprintf("c%d@x.example", i))})
 		require.NoError(t, err)
 		var birth, city, state any
@@ -91,7 +83,7 @@ consent_data_sharing = $10 WHERE id = $11`,
 		if i%4 != 0 {
 			pAlive := []any{nil, 0.2, 0.9, nil}[i%4]
 			_, err = db.SQL.ExecContext(ctx, `INSERT INTO customer_scores (id, scored_at, risk, p_alive, monetary_value, customer_id, tenant_id)
-VALUES ($1, $2, $3, $4, '0', $5, $6)`, fmt.Sprintf("csc_%d_%s", i, c.ID), now, []string{"", "high", "low", "medium"}[i%4], pAlive, c.ID, tn.ID)
+VALUES ($1, $2, $3, $4, '0', $5, $6)`, fmt.Sprintf("csc_%d_%s", i, c.ID), now, []string{"", "high", "low", "medium"}[i%4], pAlive, c.ID, env.TenantID)
 			require.NoError(t, err)
 		}
 		if i%6 == 0 {
@@ -104,7 +96,7 @@ VALUES ($1, $2, $3, $4, '0', $5, $6)`, fmt.Sprintf("csc_%d_%s", i, c.ID), now, [
 			}
 			_, err = db.SQL.ExecContext(ctx, `INSERT INTO sales (id, created_at, external_id, sold_at, amount, amount_payable,
 discount_amount, status, processed_at, tenant_id, store_id, customer_id) VALUES ($1, $2, $3, $4, '10', '10', '0', $5, $2, $6, $7, $8)`,
-				fmt.Sprintf("sal_%d_%d", i, j), now, fmt.Sprintf("%d-%d", i, j), soldAt[(i*3+j*5)%len(soldAt)], status, tn.ID,
+				fmt.Sprintf("sal_%d_%d", i, j), now, fmt.Sprintf("%d-%d", i, j), soldAt[(i*3+j*5)%len(soldAt)], status, env.TenantID,
 				stores[(i+j)%len(stores)], c.ID)
 			require.NoError(t, err)
 		}

@@ -1,13 +1,12 @@
-package app_test
+package backoffice_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/auth"
@@ -26,30 +25,26 @@ import (
 func TestSandboxLifecycle(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler), Auth: auth.NewService(db.Ent, "http://x", "x")}).
-			WithHistory(demoyear.Play)
-		sys := viewer.SystemContext(context.Background())
-		prod, err := a.Backoffice.CreateTenant(sys, "Loja", nil)
-		require.NoError(t, err)
-		other, err := a.Backoffice.CreateTenant(sys, "Outra", nil)
-		require.NoError(t, err)
+		prod := apptest.New(t, db, apptest.WithHistory(demoyear.Play))
+		other := prod.Tenant(t, "Outra")
+		a := prod.App
 		as := func(tenantID string, role viewer.Role) context.Context {
 			return viewer.NewContext(context.Background(), viewer.Viewer{Role: role, TenantID: tenantID, Subject: "user:t",
 				Scopes: auth.RoleScopes(role)})
 		}
-		admin := as(prod.ID, viewer.RoleAdmin)
+		admin := as(prod.TenantID, viewer.RoleAdmin)
 
-		_, err = a.Backoffice.CreateSandbox(as(prod.ID, viewer.RoleAnalyst), "")
+		_, err := a.Backoffice.CreateSandbox(as(prod.TenantID, viewer.RoleAnalyst), "")
 		require.Error(t, err, "analysts read only")
 		sb, err := a.Backoffice.CreateSandbox(admin, "")
 		require.NoError(t, err)
 		require.Equal(t, "Loja (sandbox)", sb.Name)
-		require.Equal(t, prod.ID, *sb.SandboxOfID)
+		require.Equal(t, prod.TenantID, *sb.SandboxOfID)
 
 		tenants, err := a.Backoffice.ManagedTenants(admin)
 		require.NoError(t, err)
 		require.Len(t, tenants, 2)
-		require.Equal(t, []string{prod.ID, sb.ID}, []string{tenants[0].ID, tenants[1].ID})
+		require.Equal(t, []string{prod.TenantID, sb.ID}, []string{tenants[0].ID, tenants[1].ID})
 
 		inSandbox := viewer.TenantContext(context.Background(), sb.ID)
 		demoCustomers, err := db.Ent.Customer.Query().Count(inSandbox)
@@ -93,11 +88,11 @@ func TestSandboxLifecycle(t *testing.T) {
 		require.Len(t, clients, 1, "credentials survive a reset")
 
 		// Production and other tenants are untouched, and cannot manage it.
-		prodCustomers, err := db.Ent.Customer.Query().Count(viewer.TenantContext(context.Background(), prod.ID))
+		prodCustomers, err := db.Ent.Customer.Query().Count(viewer.TenantContext(context.Background(), prod.TenantID))
 		require.NoError(t, err)
 		require.Zero(t, prodCustomers)
 		for name, ctx := range map[string]context.Context{
-			"another tenant's admin": as(other.ID, viewer.RoleAdmin),
+			"another tenant's admin": as(other.TenantID, viewer.RoleAdmin),
 			"the sandbox's own user": as(sb.ID, viewer.RoleAdmin),
 		} {
 			t.Run(name, func(t *testing.T) {
@@ -107,6 +102,6 @@ func TestSandboxLifecycle(t *testing.T) {
 				require.Contains(t, []apperr.Kind{apperr.KindNotFound, apperr.KindForbidden}, e.Kind)
 			})
 		}
-		require.Error(t, a.Backoffice.ResetSandbox(admin, prod.ID), "production is never reset")
+		require.Error(t, a.Backoffice.ResetSandbox(admin, prod.TenantID), "production is never reset")
 	})
 }

@@ -1,4 +1,4 @@
-package app_test
+package insights_test
 
 import (
 	"bufio"
@@ -15,14 +15,13 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/domain/churn"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/customerscore"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -38,7 +37,7 @@ type cdnowPurchase struct {
 
 func cdnowPurchases(t *testing.T) []cdnowPurchase {
 	t.Helper()
-	f, err := os.Open("../testdata/cdnow/cdnow_sample.txt")
+	f, err := os.Open("../../testdata/cdnow/cdnow_sample.txt")
 	require.NoError(t, err)
 	defer f.Close()
 	var out []cdnowPurchase
@@ -77,23 +76,17 @@ func TestChurnModelFromSales(t *testing.T) {
 		t.Parallel()
 		started := time.Now()
 		calibrationEnd := time.Date(1997, 9, 30, 0, 0, 0, 0, time.UTC)
-		a := app.New(&app.Config{DB: db, Clock: func() time.Time { return calibrationEnd }})
-		sys := viewer.SystemContext(context.Background())
-		tn, err := a.Backoffice.CreateTenant(sys, "CDNOW", nil)
-		require.NoError(t, err)
-		// The data's days are UTC days.
-		_, err = a.Backoffice.UpdateTenant(sys, tn.ID, backoffice.TenantSettings{TimeZone: opt.Of("UTC").Ptr()})
-		require.NoError(t, err)
-		_, err = a.Backoffice.CreateStore(sys, tn.ID, "CDNOW", "CDNOW")
-		require.NoError(t, err)
-		ctx := viewer.TenantContext(context.Background(), tn.ID)
+		env := apptest.New(t, db, apptest.WithClock(func() time.Time { return calibrationEnd }), apptest.WithTenant("CDNOW"),
+			apptest.WithTenantSettings(backoffice.TenantSettings{TimeZone: opt.Of("UTC").Ptr()}), // the data's days are UTC days
+			apptest.WithStore("CDNOW", "CDNOW"))
+		a, ctx := env.App, env.Ctx
 
 		cpfs := map[string]string{}
 		for _, p := range purchases {
 			if _, ok := cpfs[p.customer]; ok {
 				continue
 			}
-			cpfs[p.customer] = ledgerCPF(100000 + len(cpfs))
+			cpfs[p.customer] = apptest.CPF(100000 + len(cpfs))
 			_, err := a.Customers.CreateCustomer(ctx, customers.CustomerInput{Name: opt.Of("Cliente " + p.customer),
 				Email: opt.Of("cdnow" + p.customer + "@example.com"), CPF: opt.Of(cpfs[p.customer])})
 			require.NoError(t, err)
@@ -127,7 +120,7 @@ func TestChurnModelFromSales(t *testing.T) {
 					})
 					if err == nil {
 						err = process.Work(context.Background(), &river.Job[jobs.ProcessSale]{
-							JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25}, Args: jobs.ProcessSale{TenantID: tn.ID, SaleID: s.ID}})
+							JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25}, Args: jobs.ProcessSale{TenantID: env.TenantID, SaleID: s.ID}})
 					}
 					if err != nil {
 						failed = fmt.Errorf("purchase %d: %w", i, err)

@@ -1,4 +1,4 @@
-package app_test
+package checkout_test
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package app_test
+package loyalty_test
 
 import (
 	"context"

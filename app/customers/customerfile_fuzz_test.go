@@ -1,4 +1,4 @@
-package app_test
+package customers_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 // documented error, and never panic. The seed corpus is in
 // testdata/fuzz/FuzzCustomerFileRows.
 //
-//	go test ./app -run '^$' -fuzz FuzzCustomerFileRows -fuzztime 60s
+//	go test ./app/customers -run '^$' -fuzz FuzzCustomerFileRows -fuzztime 60s
 func FuzzCustomerFileRows(f *testing.F) {
 	f.Add([]byte("cpf,name,email\n52998224725,Ana,ana@example.com\n"), false, 0)
 	f.Add([]byte("\ufeffCPF,Name,Email,marketing_sms\n\"529.982.247-25\",\"Ana, a\",a@x.com,sim\n1,2\n"), false, 1)

@@ -1,9 +1,7 @@
-package app_test
+package pos_test
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -11,9 +9,8 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/pos"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -26,13 +23,8 @@ import (
 func TestSaleGroupCommit(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
-		sys := viewer.SystemContext(context.Background())
-		tn, err := a.Backoffice.CreateTenant(sys, "Mercado Grupo", nil)
-		require.NoError(t, err)
-		_, err = a.Backoffice.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
-		require.NoError(t, err)
-		ctx := viewer.TenantContext(context.Background(), tn.ID)
+		env := apptest.New(t, db, apptest.WithTenant("Mercado Grupo"), apptest.WithStore("LOJA-01", "Loja Centro"))
+		a, ctx := env.App, env.Ctx
 		soldAt := time.Now().Add(-time.Minute)
 		amount, one := decimal.RequireFromString("15.00"), decimal.NewFromInt(1)
 		coffee, sugar := decimal.RequireFromString("12.50"), decimal.RequireFromString("2.50")

@@ -1,9 +1,8 @@
-package app_test
+package pos_test
 
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,7 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/domain/document"
@@ -34,13 +33,9 @@ import (
 func TestSaleProcessingInGroups(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
+		env := apptest.New(t, db, apptest.WithTenant("Mercado Lotes"), apptest.WithStore("LOJA-01", "Loja Centro"))
+		a, ctx := env.App, env.Ctx
 		sys := viewer.SystemContext(context.Background())
-		tn, err := a.Backoffice.CreateTenant(sys, "Mercado Lotes", nil)
-		require.NoError(t, err)
-		_, err = a.Backoffice.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
-		require.NoError(t, err)
-		ctx := viewer.TenantContext(context.Background(), tn.ID)
 		const shoppers, salesEach = 12, 3
 		var cpfs, customerIDs []string
 		for i := range shoppers {
@@ -87,7 +82,7 @@ func TestSaleProcessingInGroups(t *testing.T) {
 			for _, id := range ids {
 				wg.Go(func() {
 					<-start
-					err := a.POS.ProcessSale(sys, tn.ID, id, true)
+					err := a.POS.ProcessSale(sys, env.TenantID, id, true)
 					mu.Lock()
 					errs[id] = err
 					mu.Unlock()
@@ -116,7 +111,7 @@ func TestSaleProcessingInGroups(t *testing.T) {
 		// A sale whose stored discounts cannot be read fails, alone: its
 		// group is processed again one sale per transaction.
 		bad := register(cpfs[0], decimal.NewFromInt(50))
-		_, err = db.SQL.Exec(`UPDATE sale_items SET discounts = $1 WHERE sale_id = $2`, `{"not": "a list"}`, bad)
+		_, err := db.SQL.Exec(`UPDATE sale_items SET discounts = $1 WHERE sale_id = $2`, `{"not": "a list"}`, bad)
 		require.NoError(t, err)
 		_, errs = work(append(second, bad)...)
 		require.ErrorContains(t, errs[bad], "unreadable stored discounts")

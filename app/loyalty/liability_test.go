@@ -1,20 +1,17 @@
-package app_test
+package loyalty_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/loyalty"
-	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/points"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -25,15 +22,8 @@ func TestPointsLiability(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		now := time.Date(2026, 1, 10, 12, 0, 0, 0, time.UTC)
-		svc := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler), Auth: auth.NewService(db.Ent, "http://x", "x"),
-			Clock: func() time.Time { return now }})
-		sys := viewer.SystemContext(context.Background())
-		tenant := func(name string) context.Context {
-			tn, err := svc.Backoffice.CreateTenant(sys, name, nil)
-			require.NoError(t, err)
-			return viewer.TenantContext(context.Background(), tn.ID)
-		}
-		a, b := tenant("A"), tenant("B")
+		env := apptest.New(t, db, apptest.WithClock(func() time.Time { return now }), apptest.WithTenant("A"))
+		svc, a, b := env.App, env.Ctx, env.Tenant(t, "B").Ctx
 		customer := func(ctx context.Context, email, cpf string) string {
 			c, err := svc.Customers.CreateCustomer(ctx, customers.CustomerInput{Name: opt.Of("X"), Email: opt.Of(email), CPF: opt.Of(cpf)})
 			require.NoError(t, err)

@@ -1,4 +1,4 @@
-package app_test
+package campaigns_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/checkout"
@@ -33,18 +34,13 @@ type readModelShop struct {
 	ctx      context.Context
 }
 
-func newReadModelShop(t *testing.T, a *app.App) readModelShop {
+func newReadModelShop(t *testing.T, db *storage.DB) (*app.App, readModelShop) {
 	t.Helper()
-	sys := viewer.SystemContext(context.Background())
-	tn, err := a.Backoffice.CreateTenant(sys, "Mercado Leitura", nil)
-	require.NoError(t, err)
-	_, err = a.Backoffice.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro", "SP")
-	require.NoError(t, err)
-	ctx := viewer.TenantContext(context.Background(), tn.ID)
+	env := apptest.New(t, db, apptest.WithTenant("Mercado Leitura"), apptest.WithStore("LOJA-01", "Loja Centro", "SP"))
 	const cpf = "71428793860"
-	_, err = a.Customers.CreateCustomer(ctx, customers.CustomerInput{Name: opt.Of("Ana"), Email: opt.Of("ana@x.example"), CPF: opt.Of(cpf)})
+	_, err := env.App.Customers.CreateCustomer(env.Ctx, customers.CustomerInput{Name: opt.Of("Ana"), Email: opt.Of("ana@x.example"), CPF: opt.Of(cpf)})
 	require.NoError(t, err)
-	return readModelShop{tenantID: tn.ID, cpf: cpf, ctx: ctx}
+	return env.App, readModelShop{tenantID: env.TenantID, cpf: cpf, ctx: env.Ctx}
 }
 
 // campaign creates a running campaign of typ (a 10% discount, or double
@@ -97,18 +93,17 @@ func TestCampaignChangesReachEveryInstance(t *testing.T) {
 		t.Run(d, func(t *testing.T) {
 			t.Parallel()
 			u := storagetest.URL(t, d, true)
-			open := func() *app.App {
+			open := func() *storage.DB {
 				db, err := storage.Open(context.Background(), u)
 				require.NoError(t, err)
 				t.Cleanup(func() { db.Close() })
-				return app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
+				return db
 			}
-			writer := open()
+			writer, shop := newReadModelShop(t, open())
 			reader := writer // SQLite: one process
 			if d == "postgres" {
-				reader = open()
+				reader = app.New(&app.Config{DB: open(), Log: slog.New(slog.DiscardHandler)})
 			}
-			shop := newReadModelShop(t, writer)
 			require.Empty(t, shop.discounted(t, reader)) // the reader keeps the tenant's campaigns: none
 			honoured := func(want ...string) {
 				t.Helper()
@@ -149,8 +144,7 @@ var campaignReads = regexp.MustCompile("(?i)^SELECT .* FROM [\"`]campaigns[\"`]"
 func TestProcessingReadsNoCampaignDefinition(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
-		shop := newReadModelShop(t, a)
+		a, shop := newReadModelShop(t, db)
 		discount := shop.campaign(t, a, "10% off", "discount")
 		bonus := shop.campaign(t, a, "Double points", "bonus_points")
 		receipt := 0
@@ -199,8 +193,7 @@ func TestProcessingReadsNoCampaignDefinition(t *testing.T) {
 func TestPointsOfferReadsPerCart(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
-		shop := newReadModelShop(t, a)
+		a, shop := newReadModelShop(t, db)
 		sys := viewer.SystemContext(context.Background())
 		_, err := a.Backoffice.UpdateTenant(sys, shop.tenantID,
 			backoffice.TenantSettings{PointsSpendChannels: &[]string{"pdv", "ecommerce"}})
@@ -270,8 +263,7 @@ func TestPointsOfferReadsPerCart(t *testing.T) {
 func TestConcurrentRequestsShareOneCampaignsRead(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
-		shop := newReadModelShop(t, a)
+		a, shop := newReadModelShop(t, db)
 		id := shop.campaign(t, a, "10% off", "discount")
 		require.Equal(t, []string{id}, shop.discounted(t, a))
 		shop.campaign(t, a, "Double points", "bonus_points") // a change: the campaigns are read again

@@ -1,11 +1,9 @@
-package app_test
+package apptest
 
 import (
 	"context"
 	"os"
-	"runtime"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,16 +20,16 @@ import (
 // envBenchCustomers sizes the benchmarks of many customers.
 const envBenchCustomers = "FIDELIZA_BENCH_CUSTOMERS"
 
-// envBenchKeep names a directory where benchTenant keeps its database
+// envBenchKeep names a directory where BenchTenant keeps its database
 // across runs.
 const envBenchKeep = "FIDELIZA_BENCH_KEEP"
 
-// benchTenantName names the tenant benchTenant writes.
+// benchTenantName names the tenant BenchTenant writes.
 const benchTenantName = "Benchmark"
 
-// benchCustomers is how many customers a benchmark makes: 20,000 unless
+// BenchCustomers is how many customers a benchmark makes: 20,000 unless
 // FIDELIZA_BENCH_CUSTOMERS says.
-func benchCustomers(b *testing.B) int {
+func BenchCustomers(b *testing.B) int {
 	v := os.Getenv(envBenchCustomers)
 	if v == "" {
 		return 20000
@@ -41,7 +39,7 @@ func benchCustomers(b *testing.B) int {
 	return n
 }
 
-// benchTenant writes, on a database of dialectName, a tenant of n
+// BenchTenant writes, on a database of dialectName, a tenant of n
 // customers with one to six processed sales each over the two years before
 // the instant it answers (asOf), in bulk: the rows are made by the database
 // itself (benchRows), a batch of customers a transaction, not through the
@@ -54,10 +52,10 @@ func benchCustomers(b *testing.B) int {
 // straight to the timed part, so that part can be measured again quickly,
 // under the shared lock, without writing a million customers each time:
 //
-//	FIDELIZA_BENCH_KEEP=/tmp FIDELIZA_BENCH_CUSTOMERS=1000000 go test ./app -run '^$' -bench 'PreviewAudience/sqlite3' -benchtime 1x -timeout 80m
-//	FIDELIZA_BENCH_KEEP=/tmp FIDELIZA_BENCH_CUSTOMERS=1000000 flock /tmp/fideliza-bench.lock go test ./app -run '^$' -bench 'PreviewAudience/sqlite3' -benchtime 1x
+//	FIDELIZA_BENCH_KEEP=/tmp FIDELIZA_BENCH_CUSTOMERS=1000000 go test ./app/audiences -run '^$' -bench 'PreviewAudience/sqlite3' -benchtime 1x -timeout 80m
+//	FIDELIZA_BENCH_KEEP=/tmp FIDELIZA_BENCH_CUSTOMERS=1000000 flock /tmp/fideliza-bench.lock go test ./app/audiences -run '^$' -bench 'PreviewAudience/sqlite3' -benchtime 1x
 //	rm /tmp/fz_bench_1000000.db # or DROP DATABASE fz_bench_1000000 when done
-func benchTenant(b *testing.B, dialectName string, n int) (*app.App, context.Context, time.Time) {
+func BenchTenant(b *testing.B, dialectName string, n int) (*app.App, context.Context, time.Time) {
 	asOf := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	sys := viewer.SystemContext(context.Background())
 	var (
@@ -145,51 +143,4 @@ SELECT 'sal_' || lpad(n::text, 20, '0') || '_' || j, $3, n || '-' || j,
   20 + (n * 7 + j * 13) % 180, 20 + (n * 7 + j * 13) % 180, 0, 'PROCESSED', $3, $4, $5, 'cus_' || lpad(n::text, 26, '0')
 FROM generate_series($1::bigint, $2::bigint - 1) n, generate_series(0, 5) j WHERE j <= n % 6`,
 	},
-}
-
-// BenchmarkScoreCustomers fits a tenant's churn model and scores every
-// customer, on a tenant of FIDELIZA_BENCH_CUSTOMERS customers with one to
-// six processed sales each over two years, written in bulk (the setup is
-// not measured). It reports a fit alone, the daily scoring (the model is
-// fresh), the weekly one (the model is refitted first), and the peak heap.
-//
-//	FIDELIZA_BENCH_CUSTOMERS=1000000 go test ./app -run '^$' -bench ScoreCustomers -benchtime 1x -timeout 60m
-func BenchmarkScoreCustomers(b *testing.B) {
-	a, ctx, asOf := benchTenant(b, "sqlite3", benchCustomers(b))
-	n := benchCustomers(b)
-	b.ResetTimer()
-	for range b.N {
-		var peak atomic.Uint64
-		stop := make(chan struct{})
-		go func() {
-			var ms runtime.MemStats
-			for {
-				runtime.ReadMemStats(&ms)
-				if ms.HeapInuse > peak.Load() {
-					peak.Store(ms.HeapInuse)
-				}
-				select {
-				case <-stop:
-					return
-				case <-time.After(50 * time.Millisecond):
-				}
-			}
-		}()
-		begun := time.Now()
-		_, err := a.Insights.FitChurnModel(ctx, asOf)
-		require.NoError(b, err)
-		b.ReportMetric(time.Since(begun).Seconds(), "s/fit")
-		begun = time.Now()
-		scored, err := a.Insights.ScoreCustomers(ctx, asOf) // the model is fresh: the daily run
-		require.NoError(b, err)
-		require.Equal(b, n, scored)
-		b.ReportMetric(time.Since(begun).Seconds(), "s/scoring")
-		begun = time.Now()
-		scored, err = a.Insights.ScoreCustomers(ctx, asOf.AddDate(0, 0, 7)) // the weekly run: refit, then score
-		close(stop)
-		require.NoError(b, err)
-		require.Equal(b, n, scored)
-		b.ReportMetric(time.Since(begun).Seconds(), "s/refit+scoring")
-		b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
-	}
 }

@@ -1,10 +1,9 @@
-package app_test
+package checkout_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/domain/apperr"
@@ -47,10 +47,8 @@ type rdmEnv struct {
 func rdmSetup(t *testing.T, db *storage.DB) *rdmEnv {
 	t.Helper()
 	clock := testclock.New(rdmT0)
-	a := app.New(&app.Config{DB: db, Clock: clock.Now, Log: slog.New(slog.DiscardHandler)})
-	tn, err := a.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Loja Redeem", nil)
-	require.NoError(t, err)
-	return &rdmEnv{db: db, app: a, clock: clock, ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID}
+	env := apptest.New(t, db, apptest.WithClock(clock.Now), apptest.WithTenant("Loja Redeem"))
+	return &rdmEnv{db: db, app: env.App, clock: clock, ctx: env.Ctx, tenant: env.TenantID}
 }
 
 // customers creates n customers and returns their ids.

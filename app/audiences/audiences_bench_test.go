@@ -1,4 +1,4 @@
-package app_test
+package audiences_test
 
 import (
 	"syscall"
@@ -7,11 +7,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
 
 // BenchmarkPreviewAudience previews audiences over a tenant of
-// FIDELIZA_BENCH_CUSTOMERS customers (benchTenant: one to six sales each),
+// FIDELIZA_BENCH_CUSTOMERS customers (apptest.BenchTenant: one to six sales each),
 // on each database the tests run on: a rule over the profile alone
 // (s/profile) and one over purchases per store group too (s/purchases,
 // read from the purchases the database keeps by customer and store). Both
@@ -19,14 +20,14 @@ import (
 // test process spent (all of SQLite's work; on PostgreSQL the client's
 // alone), which a loaded machine's wall clock overstates less.
 //
-//	FIDELIZA_BENCH_CUSTOMERS=1000000 go test ./app -run '^$' -bench PreviewAudience -benchtime 1x -timeout 60m
+//	FIDELIZA_BENCH_CUSTOMERS=1000000 go test ./app/audiences -run '^$' -bench PreviewAudience -benchtime 1x -timeout 60m
 //
-// FIDELIZA_BENCH_KEEP keeps the tenant across runs (see benchTenant).
+// FIDELIZA_BENCH_KEEP keeps the tenant across runs (see apptest.BenchTenant).
 func BenchmarkPreviewAudience(b *testing.B) {
 	for _, d := range storagetest.Dialects() {
 		b.Run(d, func(b *testing.B) {
-			n := benchCustomers(b)
-			a, ctx, asOf := benchTenant(b, d, n)
+			n := apptest.BenchCustomers(b)
+			a, ctx, asOf := apptest.BenchTenant(b, d, n)
 			a.Clock = func() time.Time { return asOf }
 			b.ResetTimer()
 			for range b.N {

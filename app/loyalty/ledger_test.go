@@ -1,4 +1,4 @@
-package app_test
+package loyalty_test
 
 import (
 	"context"
@@ -14,9 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
-	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/domain/apperr"
-	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
@@ -48,34 +47,6 @@ func mustZone(name string) *time.Location {
 		panic(err)
 	}
 	return loc
-}
-
-// ledgerCPF makes the i-th valid CPF.
-func ledgerCPF(i int) string {
-	base := fmt.Sprintf("%09d", 100000000+i*7919)
-	digit := func(s string, w int) byte {
-		sum := 0
-		for j := 0; j < len(s); j++ {
-			sum += int(s[j]-'0') * (w - j)
-		}
-		r := sum * 10 % 11
-		if r == 10 {
-			r = 0
-		}
-		return byte('0' + r)
-	}
-	d := base + string(digit(base, 10))
-	return d + string(digit(d, 11))
-}
-
-func newLedgerCustomer(t testing.TB, a *app.App, tenantID string, i int) string {
-	t.Helper()
-	c, err := a.Customers.CreateCustomer(viewer.TenantContext(context.Background(), tenantID), customers.CustomerInput{
-		Name: opt.Of(fmt.Sprintf("Cliente %d", i)), Email: opt.Of(fmt.Sprintf("c%d@example.com", i)),
-		CPF: opt.Of(ledgerCPF(i)),
-	})
-	require.NoError(t, err)
-	return c.ID
 }
 
 func errCode(err error) string {
@@ -176,8 +147,8 @@ func TestLedgerModel(t *testing.T) {
 			require.NoError(t, err)
 			m.tenants = append(m.tenants, &mt)
 			for j := 0; j < 3; j++ {
-				cpf := ledgerCPF(len(m.customers))
-				id := newLedgerCustomer(t, a, tn.ID, len(m.customers))
+				cpf := apptest.CPF(len(m.customers))
+				id := apptest.Customer(t, a, tn.ID, len(m.customers))
 				m.customers = append(m.customers, &modelCustomer{id: id, cpf: cpf, tenant: &mt, credits: map[string]firstMove{},
 					orders: map[string]*modelOrder{}, reversals: map[string]firstMove{},
 					debits: map[string]firstMove{}, level: points.Bronze, lifetime: decimal.Zero,

@@ -1,9 +1,8 @@
-package app_test
+package loyalty_test
 
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -11,7 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/app/pos"
@@ -36,18 +35,14 @@ type spendEnv struct {
 func newSpendEnv(t *testing.T, db *storage.DB, balance int64) *spendEnv {
 	t.Helper()
 	clock := testclock.New(time.Now().UTC())
-	a := app.New(&app.Config{DB: db, Clock: clock.Now, Log: slog.New(slog.DiscardHandler), InlineSales: true})
-	sys := viewer.SystemContext(context.Background())
-	tn, err := a.Backoffice.CreateTenant(sys, "Loja Pontos", nil)
-	require.NoError(t, err)
-	_, err = a.Backoffice.UpdateTenant(sys, tn.ID, backoffice.TenantSettings{
-		PointsSpendChannels: &[]string{"pdv", "ecommerce"}, PointsSpendMaxShare: new(decimal.NewFromInt(1))})
-	require.NoError(t, err)
-	_, err = a.Backoffice.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
-	require.NoError(t, err)
-	e := &spendEnv{concurrentEnv: &concurrentEnv{app: a, db: db, ctx: viewer.TenantContext(context.Background(), tn.ID),
-		customer: newLedgerCustomer(t, a, tn.ID, 1)}, clock: clock, cpf: ledgerCPF(1), tenant: tn.ID}
-	_, err = a.Loyalty.CreditPoints(e.ctx, loyalty.CreditInput{CustomerID: e.customer, OrderID: "seed", Points: &balance})
+	env := apptest.New(t, db, apptest.WithClock(clock.Now), apptest.WithInlineSales(), apptest.WithTenant("Loja Pontos"),
+		apptest.WithTenantSettings(backoffice.TenantSettings{
+			PointsSpendChannels: &[]string{"pdv", "ecommerce"}, PointsSpendMaxShare: new(decimal.NewFromInt(1))}),
+		apptest.WithStore("LOJA-01", "Loja Centro"))
+	a := env.App
+	e := &spendEnv{concurrentEnv: &concurrentEnv{app: a, db: db, ctx: env.Ctx,
+		customer: apptest.Customer(t, a, env.TenantID, 1)}, clock: clock, cpf: apptest.CPF(1), tenant: env.TenantID}
+	_, err := a.Loyalty.CreditPoints(e.ctx, loyalty.CreditInput{CustomerID: e.customer, OrderID: "seed", Points: &balance})
 	require.NoError(t, err)
 	return e
 }

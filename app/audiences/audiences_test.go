@@ -1,9 +1,8 @@
-package app_test
+package audiences_test
 
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -13,10 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/pos"
-	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -37,15 +37,11 @@ type audienceShop struct {
 
 func newAudienceShop(t *testing.T, db *storage.DB) *audienceShop {
 	t.Helper()
-	a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler), Auth: auth.NewService(db.Ent, "http://x", "x")})
-	sys := viewer.SystemContext(context.Background())
-	tn, err := a.Backoffice.CreateTenant(sys, "Audiências", nil)
-	require.NoError(t, err)
-	_, err = a.Backoffice.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro", "norte")
-	require.NoError(t, err)
-	s := &audienceShop{a: a, ctx: viewer.TenantContext(context.Background(), tn.ID), tenantID: tn.ID}
+	env := apptest.New(t, db, apptest.WithTenant("Audiências"), apptest.WithStore("LOJA-01", "Loja Centro", "norte"))
+	a := env.App
+	s := &audienceShop{a: a, ctx: env.Ctx, tenantID: env.TenantID}
 	for i, name := range []string{"Ana", "Bia", "Caio"} {
-		cpf := cpfOf(200000001 + i)
+		cpf := document.CPFOf(200000001 + i)
 		c, err := a.Customers.CreateCustomer(s.ctx, customers.CustomerInput{Name: opt.Of(name), CPF: opt.Of(cpf), Email: opt.Of(strings.ToLower(name) + "@x.example")})
 		require.NoError(t, err)
 		s.cpfs, s.ids = append(s.cpfs, cpf), append(s.ids, c.ID)

@@ -1,20 +1,22 @@
-package app_test
+package audiences_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/testclock"
 )
 
 // TestAudienceFollowsPointsAndSegments: an audience over points, level or
@@ -25,19 +27,21 @@ import (
 func TestAudienceFollowsPointsAndSegments(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		p := newProgramme(t, db, time.Date(2026, 1, 10, 15, 0, 0, 0, time.UTC), backoffice.TenantSettings{})
-		ana, bia := p.customer(), p.customer()
-		vip, err := p.a.Customers.CreateSegment(p.ctx, customers.SegmentInput{Name: opt.Of("VIP").Ptr()})
+		clock := testclock.New(time.Date(2026, 1, 10, 15, 0, 0, 0, time.UTC))
+		env := apptest.New(t, db, apptest.WithClock(clock.Now), apptest.WithTenant("Programa"))
+		ana, bia := apptest.Customer(t, env.App, env.TenantID, 7001), apptest.Customer(t, env.App, env.TenantID, 7002)
+		a, ctx := env.App, env.Ctx
+		vip, err := a.Customers.CreateSegment(ctx, customers.SegmentInput{Name: opt.Of("VIP").Ptr()})
 		require.NoError(t, err)
 		audience := func(name, rule string) *ent.Segment {
-			seg, err := p.a.Customers.CreateSegment(p.ctx, customers.SegmentInput{Name: &name, Rule: &rule})
+			seg, err := a.Customers.CreateSegment(ctx, customers.SegmentInput{Name: &name, Rule: &rule})
 			require.NoError(t, err)
 			return seg
 		}
 		rich, silver, vips := audience("Com pontos", `points >= 100`), audience("Prata", `level == "silver"`),
 			audience("Os VIP", `"`+vip.ID+`" in segments`)
 		members := func(seg *ent.Segment) []string {
-			ids, err := seg.QueryCustomers().IDs(p.ctx)
+			ids, err := seg.QueryCustomers().IDs(ctx)
 			require.NoError(t, err)
 			return ids
 		}
@@ -46,29 +50,34 @@ func TestAudienceFollowsPointsAndSegments(t *testing.T) {
 			do                 func() error
 			rich, silver, vips []string
 		}{
-			{"points credited, a level reached", func() error { p.credit(ana, "ped-1", 1000); return nil }, []string{ana}, []string{ana}, nil},
+			{"points credited, a level reached", func() error {
+				pts := int64(1000)
+				_, err := a.Loyalty.CreditPoints(ctx, loyalty.CreditInput{CustomerID: ana, OrderID: "ped-1", Points: &pts,
+					Amount: opt.Of(decimal.NewFromInt(pts)).Ptr()})
+				return err
+			}, []string{ana}, []string{ana}, nil},
 			{"points adjusted", func() error {
-				_, err := p.a.Loyalty.AdjustPoints(p.ctx, loyalty.AdjustInput{CustomerID: bia, Points: 150, Reason: "boas-vindas"})
+				_, err := a.Loyalty.AdjustPoints(ctx, loyalty.AdjustInput{CustomerID: bia, Points: 150, Reason: "boas-vindas"})
 				return err
 			}, []string{ana, bia}, []string{ana}, nil},
 			{"points debited", func() error {
-				_, err := p.a.Loyalty.DebitPoints(p.ctx, loyalty.DebitInput{CustomerID: ana, Points: 950, Reason: "troca"})
+				_, err := a.Loyalty.DebitPoints(ctx, loyalty.DebitInput{CustomerID: ana, Points: 950, Reason: "troca"})
 				return err
 			}, []string{bia}, []string{ana}, nil},
 			{"a level fallen with time", func() error {
-				p.clock.Set(time.Date(2027, 1, 11, 3, 0, 0, 0, time.UTC))
-				return p.a.Loyalty.RecomputeLevels(context.Background())
+				clock.Set(time.Date(2027, 1, 11, 3, 0, 0, 0, time.UTC))
+				return a.Loyalty.RecomputeLevels(context.Background())
 			}, []string{bia}, nil, nil},
 			{"points expired", func() error {
-				p.clock.Set(time.Date(2027, 3, 1, 3, 0, 0, 0, time.UTC))
-				return p.a.Loyalty.ExpirePoints(context.Background())
+				clock.Set(time.Date(2027, 3, 1, 3, 0, 0, 0, time.UTC))
+				return a.Loyalty.ExpirePoints(context.Background())
 			}, nil, nil, nil},
 			{"added to a static segment", func() error {
-				_, err := p.a.Customers.AddSegmentCustomers(p.ctx, vip.ID, []string{bia})
+				_, err := a.Customers.AddSegmentCustomers(ctx, vip.ID, []string{bia})
 				return err
 			}, nil, nil, []string{bia}},
 			{"taken out of a static segment", func() error {
-				_, err := p.a.Customers.RemoveSegmentCustomers(p.ctx, vip.ID, []string{bia})
+				_, err := a.Customers.RemoveSegmentCustomers(ctx, vip.ID, []string{bia})
 				return err
 			}, nil, nil, nil},
 		} {
