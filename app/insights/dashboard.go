@@ -96,7 +96,7 @@ type CampaignPerformance struct {
 // the statements of one campaign. Every id has its performance, zero
 // without redemptions.
 func (a *Service) CampaignsPerformance(ctx context.Context, ids []string, from, to *time.Time) (map[string]*CampaignPerformance, error) {
-	if err := Policy.Allow(ctx, "CampaignPerformance"); err != nil {
+	if err := Policy.Allow(ctx, "CampaignsPerformance"); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("from", from, "to", to); err != nil {

@@ -8,7 +8,7 @@ var Policy = kernel.Policy{
 	"PredictiveSegments":   kernel.Scope("customers:read"),
 	"RefreshChurnScores":   kernel.Scope("customers:write"),
 	"ActiveCustomers":      kernel.Scope("customers:read"),
-	"CampaignPerformance":  kernel.Scope("campaigns:read"),
+	"CampaignsPerformance": kernel.Scope("campaigns:read"),
 	"CampaignLift":         kernel.Scope("campaigns:read"),
 	"SalesByStoreDay":      kernel.Scope(kernel.ScopeBackoffice),
 	"PointsLiabilityByDay": kernel.Scope("loyalty:read"),
