@@ -91,7 +91,7 @@ func TestKeyRotationWithCachingVerifier(t *testing.T) {
 		for round := range 3 {
 			_, err := f.app.Auth.Keys.Rotate(context.Background())
 			require.NoError(t, err, "rotation %d", round)
-			// Every minute through the lead and one cache lifetime more.
+			// Every minute through PublishLead and one cache lifetime more.
 			for elapsed := time.Duration(0); elapsed <= auth.PublishLead+auth.JWKSMaxAge; elapsed += time.Minute {
 				step(time.Minute)
 			}

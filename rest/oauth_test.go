@@ -381,7 +381,7 @@ func TestKeyRotation(t *testing.T) {
 		t2 := f.token(t, c, "")
 		kid2 := jwtHeader(t, t2)["kid"].(string)
 		require.NotEqual(t, kid1, kid2)
-		require.Equal(t, newKid, kid2, "T2 is signed by the new key once it has been published for the lead")
+		require.Equal(t, newKid, kid2, "T2 is signed by the new key once it has been published for PublishLead")
 
 		for name, tok := range map[string]string{"T1": t1, "T2": t2} {
 			requireCount(t, f.graphql(t, nil, http.MethodPost, tok))
