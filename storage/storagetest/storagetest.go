@@ -293,11 +293,17 @@ func sharedDataKey() (string, error) {
 // kind and version across the test processes of the machine (the others
 // wait for it), and kept for later runs: the SQLite file kind-version.db
 // beside the schema templates, or the PostgreSQL database
-// fz_tpl_<kind>_<version>. Making one removes the kind's other versions.
+// fz_tpl_<kind>_<digest of version and the data key>. Making one removes
+// the kind's other versions.
 // kind and version are lower-case letters, digits and underscores.
 func Template(t testing.TB, dialectName, kind, version string, fill func(t testing.TB, db *storage.DB)) string {
 	t.Helper()
-	name := "fz_tpl_" + kind + "_" + version
+	// The data key the template's documents are sealed with is part of its
+	// version: the key file in the temporary directory may go (a reboot)
+	// while the PostgreSQL server keeps the templates.
+	key := requireSharedKey(t)
+	sum := sha256.Sum256(append([]byte(version), key...))
+	name := "fz_tpl_" + kind + "_" + hex.EncodeToString(sum[:])[:16]
 	if dialectName == dialect.SQLite {
 		path := filepath.Join(templatesDir(), name+".db")
 		withFileLock(t, filepath.Join(templatesDir(), "fz_tpl_"+kind+".lock"), func() {
@@ -354,6 +360,24 @@ func Template(t testing.TB, dialectName, kind, version string, fill func(t testi
 	return clone(t, admin, name)
 }
 
+// requireSharedKey returns the data key the test processes share, failing
+// the test when this process's key is no longer it: a test that rotates the
+// data key rotates its process's (sealing is process-wide), and a template
+// sealed under that key would not open in other processes. Such tests run
+// in a process of their own.
+func requireSharedKey(t testing.TB) []byte {
+	t.Helper()
+	shared, err := sharedDataKey()
+	require.NoError(t, err)
+	want, err := os.ReadFile(shared)
+	require.NoError(t, err)
+	got, err := os.ReadFile(os.Getenv(EnvDataKeyFile))
+	require.NoError(t, err, "the test process's data key")
+	require.Equal(t, want, got, "this test process rotated its data key (%s): a template it filled would not open elsewhere; "+
+		"run the test that rotates it in a process of its own", os.Getenv(EnvDataKeyFile))
+	return want
+}
+
 // fillTemplate opens the database at rawURL, has fill write its data, and
 // closes it, checkpointed: a SQLite template is copied as its file alone.
 func fillTemplate(t testing.TB, rawURL string, fill func(t testing.TB, db *storage.DB)) {
@@ -362,6 +386,7 @@ func fillTemplate(t testing.TB, rawURL string, fill func(t testing.TB, db *stora
 	require.NoError(t, err)
 	defer db.Close()
 	fill(t, db)
+	requireSharedKey(t) // still: nothing was sealed under another
 	if db.Dialect == dialect.SQLite {
 		_, err = db.SQL.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 		require.NoError(t, err)
