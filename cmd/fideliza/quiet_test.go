@@ -29,6 +29,7 @@ func TestIdleServeIsQuiet(t *testing.T) {
 	require.Contains(t, started, `"msg":"listening"`)
 	require.Equal(t, 1, strings.Count(started, `"msg":"starting"`), "one line says how it starts: %s", started)
 	require.Contains(t, started, `"command":"serve"`)
+	require.Contains(t, started, `"version":"`, "the start line names the binary's version")
 	time.Sleep(idleWatch) // the idle time watched is what is tested
 	after := strings.TrimPrefix(logs.String(), started)
 	require.Empty(t, after, "an idle serve logged within %v", idleWatch)

@@ -78,7 +78,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		newServeCommand(g), newWorkerCommand(g), newMigrateCommand(g),
 		newTenantCommand(g), newStoreCommand(g), newClientCommand(g), newKeysCommand(g), newUserCommand(g),
 		newImportCommand(g), newCatalogCommand(g),
-		newRollupsCommand(g),
+		newRollupsCommand(g), newVersionCommand(g),
 	)
 	return root
 }

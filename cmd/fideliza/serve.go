@@ -312,7 +312,9 @@ func storeCampaignStatuses(ctx context.Context, a *app.App) error {
 // effective configuration, never a secret (the database is named by its
 // dialect only: its URL may hold a password).
 func (g *globals) logStart(log *slog.Logger, a *app.App, command string, attrs ...any) {
-	log.Info("starting", append([]any{"command", command, "database", a.DB.Dialect, "log_level", g.logLevel,
+	b := readBuildInfo()
+	log.Info("starting", append([]any{"command", command, "version", b.Version, "revision", b.Revision,
+		"database", a.DB.Dialect, "log_level", g.logLevel,
 		"public_url", g.publicURL, "oidc_issuer", g.oidc.Issuer, "webhook_loopback", g.webhookLoopback}, attrs...)...)
 	if key, beside := storage.DataKeyBeside(g.databaseURL, g.dataKeyFile); beside {
 		log.Warn("the data key file is in the database's directory: a copy of that directory unseals the CPFs, CNPJs and "+
