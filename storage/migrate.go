@@ -72,50 +72,58 @@ func (db *DB) RiverDriver() riverdriver.Driver[*sql.Tx] {
 	return riverdatabasesql.New(db.SQL)
 }
 
+// Migrated is what a Migrate did: the schema migrations it applied (none
+// when the database was up to date) and the schema's version after them.
+type Migrated struct {
+	Applied int `json:"applied"`
+	Version int `json:"version"`
+}
+
 // Migrate brings the schema and River's tables up to date. Concurrent callers
 // (several processes starting at once) are serialised: on PostgreSQL by an
 // advisory lock, on SQLite by the immediate transaction holding the one
 // write lock. River's PostgreSQL migrations add enum values and so cannot share
 // one transaction; they run after the schema's, still under the lock.
-func (db *DB) Migrate(ctx context.Context, log *slog.Logger) error {
+func (db *DB) Migrate(ctx context.Context, log *slog.Logger) (Migrated, error) {
+	var done Migrated
 	migrator, err := rivermigrate.New(db.RiverDriver(), &rivermigrate.Config{Logger: quietlog.For(log)})
 	if err != nil {
-		return err
+		return done, err
 	}
 	if db.Dialect == dialect.SQLite {
-		if err := db.migrateSQLite(ctx, log, migrator); err != nil {
-			return err
+		if done, err = db.migrateSQLite(ctx, log, migrator); err != nil {
+			return done, err
 		}
-		return db.checkDataKey(ctx, db.SQL)
+		return done, db.checkDataKey(ctx, db.SQL)
 	}
 
 	conn, err := db.SQL.Conn(ctx)
 	if err != nil {
-		return err
+		return done, err
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, migrationLock); err != nil {
-		return fmt.Errorf("migration lock: %w", err)
+		return done, fmt.Errorf("migration lock: %w", err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationLock)
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return done, err
 	}
 	defer tx.Rollback()
-	if err := db.migrateSchema(ctx, tx, log); err != nil {
-		return err
+	if done, err = db.migrateSchema(ctx, tx, log); err != nil {
+		return done, err
 	}
 	if err := db.restoreUnlogged(ctx, tx, log); err != nil {
-		return err
+		return done, err
 	}
 	if err := tx.Commit(); err != nil {
-		return err
+		return done, err
 	}
 	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("river migrations: %w", err)
+		return done, fmt.Errorf("river migrations: %w", err)
 	}
-	return db.checkDataKey(ctx, db.SQL)
+	return done, db.checkDataKey(ctx, db.SQL)
 }
 
 // migrateSQLite runs the migrations with foreign keys off, as SQLite's
@@ -123,75 +131,77 @@ func (db *DB) Migrate(ctx context.Context, log *slog.Logger) error {
 // dropping the old table would cascade-delete the rows that reference it.
 // The pragma only takes effect outside a transaction, so it is set on the
 // connection around it, and the keys are checked before commit.
-func (db *DB) migrateSQLite(ctx context.Context, log *slog.Logger, migrator *rivermigrate.Migrator[*sql.Tx]) error {
+func (db *DB) migrateSQLite(ctx context.Context, log *slog.Logger, migrator *rivermigrate.Migrator[*sql.Tx]) (Migrated, error) {
+	var done Migrated
 	conn, err := db.SQL.Conn(ctx)
 	if err != nil {
-		return err
+		return done, err
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
-		return err
+		return done, err
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA foreign_keys = ON`)
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return done, err
 	}
 	defer tx.Rollback()
-	if err := db.migrateSchema(ctx, tx, log); err != nil {
-		return err
+	if done, err = db.migrateSchema(ctx, tx, log); err != nil {
+		return done, err
 	}
 	// One transaction with the schema, so a failed start leaves neither;
 	// River's migrations up to v0.31.0 all batch.
 	if _, err := migrator.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil { //nolint:staticcheck // see above
-		return fmt.Errorf("river migrations: %w", err)
+		return done, fmt.Errorf("river migrations: %w", err)
 	}
 	rows, err := tx.QueryContext(ctx, `PRAGMA foreign_key_check`)
 	if err != nil {
-		return err
+		return done, err
 	}
 	broken := rows.Next()
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return err
+		return done, err
 	}
 	if broken {
-		return errors.New("migration left rows whose foreign keys point nowhere")
+		return done, errors.New("migration left rows whose foreign keys point nowhere")
 	}
-	return tx.Commit()
+	return done, tx.Commit()
 }
 
 // migrateSchema applies the pending migrations of migrations/ in tx.
-func (db *DB) migrateSchema(ctx context.Context, tx *sql.Tx, log *slog.Logger) error {
+func (db *DB) migrateSchema(ctx context.Context, tx *sql.Tx, log *slog.Logger) (Migrated, error) {
+	var done Migrated
 	all, err := Migrations(db.Dialect)
 	if err != nil {
-		return err
+		return done, err
 	}
 	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS fideliza_migrations (
 		version integer PRIMARY KEY,
 		name text NOT NULL,
 		applied_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP)`); err != nil {
-		return fmt.Errorf("migrations table: %w", err)
+		return done, fmt.Errorf("migrations table: %w", err)
 	}
-	current, err := appliedVersion(ctx, tx)
-	if err != nil {
-		return err
+	if done.Version, err = appliedVersion(ctx, tx); err != nil {
+		return done, err
 	}
 	for _, m := range all {
-		if m.Version <= current {
+		if m.Version <= done.Version {
 			continue
 		}
 		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-			return fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
+			return done, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
 		}
 		if _, err := tx.ExecContext(ctx, db.rebind(`INSERT INTO fideliza_migrations (version, name) VALUES (?, ?)`), m.Version, m.Name); err != nil {
-			return err
+			return done, err
 		}
 		log.Info("schema migration applied", "version", m.Version, "name", m.Name)
 		if err := db.sealClear(ctx, tx, m.Version, log); err != nil {
-			return fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
+			return done, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
 		}
+		done.Applied, done.Version = done.Applied+1, m.Version
 	}
-	return nil
+	return done, nil
 }
 
 // unloggedTables are PostgreSQL's UNLOGGED tables, each with the migration

@@ -44,8 +44,15 @@ func TestMigrateIsIdempotentAndReady(t *testing.T) {
 			ctx := context.Background()
 			db := storagetest.Empty(t, d)
 			require.Error(t, db.Ready(ctx), "an empty database is not ready")
-			require.NoError(t, db.Migrate(ctx, slog.New(slog.DiscardHandler)))
-			require.NoError(t, db.Migrate(ctx, slog.New(slog.DiscardHandler)))
+			all, err := storage.Migrations(d)
+			require.NoError(t, err)
+			last := all[len(all)-1].Version
+			done, err := db.Migrate(ctx, slog.New(slog.DiscardHandler))
+			require.NoError(t, err)
+			require.Equal(t, storage.Migrated{Applied: len(all), Version: last}, done)
+			done, err = db.Migrate(ctx, slog.New(slog.DiscardHandler))
+			require.NoError(t, err)
+			require.Equal(t, storage.Migrated{Applied: 0, Version: last}, done, "nothing to apply the second time")
 			require.NoError(t, db.Ready(ctx))
 		})
 	}
@@ -72,7 +79,7 @@ func TestConcurrentMigrate(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					<-start
-					errs[i] = db.Migrate(ctx, slog.New(slog.DiscardHandler))
+					_, errs[i] = db.Migrate(ctx, slog.New(slog.DiscardHandler))
 				}()
 			}
 			close(start)
@@ -124,7 +131,8 @@ func TestMigrationsKeepData(t *testing.T) {
 			clearKey := []byte("\x30\x81\x87 a PKCS #8 DER key in clear")
 			_, err = db.SQL.ExecContext(ctx, `INSERT INTO signing_keys (id, algorithm, private_key, created_at) VALUES ('key_1', 'ES256', $1, CURRENT_TIMESTAMP)`, clearKey)
 			require.NoError(t, err)
-			require.NoError(t, db.Migrate(ctx, slog.New(slog.DiscardHandler)))
+			_, err = db.Migrate(ctx, slog.New(slog.DiscardHandler))
+			require.NoError(t, err)
 			var members int
 			require.NoError(t, db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM customer_segments`).Scan(&members))
 			require.Equal(t, 1, members, "a migration deleted segment memberships")

@@ -358,8 +358,14 @@ func (c sealedColumn) stored(value []byte) any {
 // shared by several processes, needs path: each process must hold the same
 // key. It returns the file it created, if it did.
 func UseDataKey(rawURL, path string) (created string, err error) {
-	if _, err := ParseURL(rawURL); err != nil {
+	u, err := ParseURL(rawURL)
+	if err != nil {
 		return "", err // the database's mistake comes before the key's
+	}
+	if u.Scheme == "sqlite" {
+		if err := sqliteDirExists(u); err != nil {
+			return "", err
+		}
 	}
 	if path == "" {
 		if path, err = DataKeyPath(rawURL, ""); err != nil {

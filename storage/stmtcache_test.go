@@ -487,7 +487,8 @@ func TestStmtCacheConcurrent(t *testing.T) {
 	db, err := Open(ctx, "sqlite://"+filepath.ToSlash(filepath.Join(t.TempDir(), "test.db")))
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
-	require.NoError(t, db.Migrate(ctx, slog.New(slog.DiscardHandler)))
+	_, err = db.Migrate(ctx, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
 
 	const workers, ops = 16, 200
 	ids := make([][]string, workers)

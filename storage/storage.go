@@ -8,8 +8,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +20,7 @@ import (
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -136,6 +139,9 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		where string // the database, as the error of an unreachable one names it
 	)
 	if u.Scheme == "sqlite" {
+		if err := sqliteDirExists(u); err != nil {
+			return nil, err
+		}
 		where = "the SQLite file " + sqlitePath(u)
 		db, err = openSQLite(sqlitePath(u))
 	} else {
@@ -149,9 +155,46 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	defer cancel()
 	if err := ping(pingCtx, db.SQL); err != nil {
 		db.Close()
+		if name, ok := absentDatabase(err); ok {
+			return nil, fmt.Errorf("database %q does not exist on %s: create it first (createdb %s, or CREATE DATABASE %s): %w",
+				name, strings.TrimSuffix(where, fmt.Sprintf(" (database %q)", name)), name, name, err)
+		}
 		return nil, fmt.Errorf("database unreachable: %s: %w", where, err)
 	}
 	return db, nil
+}
+
+// absentDatabase reports the database a PostgreSQL server refused a
+// connection to because it does not exist (SQLSTATE 3D000,
+// invalid_catalog_name): the server answers, the database is to be created.
+func absentDatabase(err error) (string, bool) {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "3D000" {
+		return "", false
+	}
+	var connect *pgconn.ConnectError
+	if errors.As(err, &connect) && connect.Config != nil {
+		return connect.Config.Database, true
+	}
+	return "", false
+}
+
+// sqliteDirExists names the directory of an SQLite database file when it
+// does not exist: SQLite creates the file, not its directory, and the data
+// key file made beside it would fail first with a less helpful name.
+func sqliteDirExists(u *url.URL) error {
+	dir := filepath.Dir(sqlitePath(u))
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("database url %q: the directory %s of the SQLite file does not exist: create it first (mkdir -p %s)",
+			redact(u), dir, dir)
+	case err != nil:
+		return fmt.Errorf("database url %q: %w", redact(u), err)
+	case !info.IsDir():
+		return fmt.Errorf("database url %q: %s is not a directory", redact(u), dir)
+	}
+	return nil
 }
 
 // ping checks the database answers. A new SQLite file turns to WAL on the

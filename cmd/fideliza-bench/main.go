@@ -145,7 +145,7 @@ func drive(ctx context.Context) error {
 		return err
 	}
 	defer db.Close()
-	if err := db.Migrate(ctx, log); err != nil {
+	if _, err := db.Migrate(ctx, log); err != nil {
 		return err
 	}
 	a := app.New(&app.Config{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://bench", "fideliza")}).WithHistory(demoyear.Play)

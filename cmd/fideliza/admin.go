@@ -53,7 +53,12 @@ func newMigrateCommand(g *globals) *cobra.Command {
 		Use:   "migrate",
 		Short: "Apply the schema and River migrations, then exit",
 		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
-			return g.print(map[string]string{"status": "migrated", "dialect": a.DB.Dialect}, "database is up to date")
+			m := g.migrated
+			human := fmt.Sprintf("applied %d migrations; the database is at version %d", m.Applied, m.Version)
+			if m.Applied == 0 {
+				human = fmt.Sprintf("the database is up to date, at version %d", m.Version)
+			}
+			return g.print(map[string]any{"status": "migrated", "dialect": a.DB.Dialect, "applied": m.Applied, "version": m.Version}, human)
 		}),
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -139,6 +140,8 @@ func TestBadConfigurationNamesTheMistakeFirst(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer busy.Close()
+	noIssuer := httptest.NewServer(http.NotFoundHandler())
+	defer noIssuer.Close()
 	const unreachable = "postgres://root@127.0.0.1:1/loyalty"
 	noFile := filepath.Join(dir, "absent", "data.key")
 	keyDir := t.TempDir()
@@ -166,19 +169,71 @@ func TestBadConfigurationNamesTheMistakeFirst(t *testing.T) {
 			"data key file " + keyDir + ": is a directory"},
 		{"an unreachable host", []string{"--database-url", unreachable, "migrate"},
 			`database unreachable: PostgreSQL at 127.0.0.1:1 (database "loyalty")`},
+		{"an SQLite file in a directory that does not exist", []string{"--database-url", "sqlite://" + filepath.ToSlash(filepath.Join(dir, "absent", "f.db")),
+			"--data-key-file", "", "migrate"},
+			"the directory " + filepath.Join(dir, "absent") + " of the SQLite file does not exist: create it first"},
+		{"serve on an address in use", []string{"--database-url", "sqlite://" + filepath.ToSlash(filepath.Join(dir, "f.db")), "serve", "--addr", busy.Addr().String()},
+			"--addr " + busy.Addr().String() + " (FIDELIZA_ADDR): the address is in use"},
+		{"an OpenID provider that cannot be discovered", []string{"--database-url", storagetest.URL(t, dialect.SQLite, true), "serve",
+			"--addr", "127.0.0.1:0", "--oidc-issuer", noIssuer.URL, "--oidc-audience", "fideliza"},
+			`--oidc-issuer "` + noIssuer.URL + `" (FIDELIZA_OIDC_ISSUER): discovering the OpenID provider`},
+	}
+	if admin := os.Getenv(storagetest.EnvPostgres); admin != "" {
+		absent, err := url.Parse(admin)
+		require.NoError(t, err)
+		absent.Path = "/fideliza_absent"
+		cases = append(cases, struct {
+			name string
+			args []string
+			want string
+		}{"a PostgreSQL database that does not exist", []string{"--database-url", absent.String(), "migrate"},
+			`database "fideliza_absent" does not exist on PostgreSQL at ` + absent.Host + `: create it first (createdb fideliza_absent, or CREATE DATABASE fideliza_absent)`})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := newRootCommand(io.Discard, io.Discard)
+			logs := &syncBuffer{}
+			cmd := newRootCommand(io.Discard, logs)
 			cmd.SetArgs(tc.args)
 			err := cmd.ExecuteContext(context.Background())
 			require.Error(t, err)
 			require.Contains(t, err.Error(), tc.want)
+			require.NotContains(t, logs.String(), `"msg":"starting"`, "the mistake is named before the start is logged")
 		})
 	}
 	made, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, made, "no key file, no database file")
+}
+
+// TestMigrateSaysWhatItApplied: migrate names how many migrations it
+// applied and the version the database is at, and says the database is up
+// to date only when it applied none.
+func TestMigrateSaysWhatItApplied(t *testing.T) {
+	t.Parallel()
+	for _, d := range storagetest.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			all, err := storage.Migrations(d)
+			require.NoError(t, err)
+			last := all[len(all)-1].Version
+			human := func(u string) string {
+				var out bytes.Buffer
+				cmd := newRootCommand(&out, io.Discard)
+				cmd.SetArgs([]string{"--database-url", u, "migrate"})
+				require.NoError(t, cmd.ExecuteContext(context.Background()))
+				return out.String()
+			}
+			u := storagetest.URL(t, d, false)
+			require.Equal(t, fmt.Sprintf("applied %d migrations; the database is at version %d\n", len(all), last), human(u))
+			require.Equal(t, fmt.Sprintf("the database is up to date, at version %d\n", last), human(u))
+
+			u = storagetest.URL(t, d, false)
+			for _, applied := range []int{len(all), 0} {
+				got := fideliza(t, io.Discard, u, "migrate")
+				require.Equal(t, map[string]any{"status": "migrated", "dialect": d, "applied": float64(applied), "version": float64(last)}, got)
+			}
+		})
+	}
 }
 
 // countCustomers counts a tenant's customers.

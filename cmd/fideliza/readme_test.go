@@ -6,12 +6,15 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/openapi"
@@ -242,4 +245,67 @@ func readmeRoutes(t *testing.T, readme string) (listed map[string]bool, prefixes
 	}
 	require.Greater(t, rows, 10, "the endpoint table's rows")
 	return listed, prefixes
+}
+
+// TestReadmeListsEveryGuideFlagAndVariable: every guide of docs/guides is
+// linked from the guides' README and from the README, and every flag of
+// every command and every FIDELIZA_* variable the commands read appears in
+// the README.
+func TestReadmeListsEveryGuideFlagAndVariable(t *testing.T) {
+	t.Parallel()
+	readme := readREADME(t)
+	index, err := os.ReadFile("../../docs/guides/README.md")
+	require.NoError(t, err)
+	guides, err := filepath.Glob("../../docs/guides/*.md")
+	require.NoError(t, err)
+	require.Greater(t, len(guides), 1, "the guides")
+	var missing []string
+	for _, g := range guides {
+		name := filepath.Base(g)
+		if name == "README.md" {
+			continue
+		}
+		if !strings.Contains(string(index), "]("+name+")") {
+			missing = append(missing, "docs/guides/README.md: a link to "+name)
+		}
+		if !strings.Contains(readme, "](docs/guides/"+name+")") {
+			missing = append(missing, "README.md: a link to docs/guides/"+name)
+		}
+	}
+
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, fs := range []*pflag.FlagSet{c.PersistentFlags(), c.LocalNonPersistentFlags()} {
+			fs.VisitAll(func(f *pflag.Flag) {
+				if f.Name != "help" && !regexp.MustCompile(`--`+regexp.QuoteMeta(f.Name)+`([^-\w]|$)`).MatchString(readme) {
+					missing = append(missing, c.CommandPath()+" --"+f.Name)
+				}
+			})
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCommand(io.Discard, io.Discard))
+
+	sources, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	variable := regexp.MustCompile(`"(FIDELIZA_[A-Z0-9_]+)"`)
+	read := 0
+	for _, s := range sources {
+		if strings.HasSuffix(s, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(s)
+		require.NoError(t, err)
+		for _, m := range variable.FindAllStringSubmatch(string(b), -1) {
+			read++
+			if !strings.Contains(readme, "`"+m[1]+"`") {
+				missing = append(missing, m[1]+" ("+s+")")
+			}
+		}
+	}
+	require.Greater(t, read, 20, "the variables the commands read")
+	slices.Sort(missing)
+	require.Empty(t, slices.Compact(missing), "guides not linked, flags and variables the README does not name")
 }

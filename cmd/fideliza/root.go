@@ -30,8 +30,10 @@ type globals struct {
 	oidc        auth.OIDCConfig
 	// webhookLoopback lets webhook endpoints be on this machine (serve, worker).
 	webhookLoopback bool
-	stdout          io.Writer
-	stderr          io.Writer
+	// migrated is what open's migrations did, for migrate to say.
+	migrated storage.Migrated
+	stdout   io.Writer
+	stderr   io.Writer
 }
 
 func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -138,7 +140,7 @@ func (g *globals) open(ctx context.Context, log *slog.Logger, defaultIssuer stri
 	}
 	db, err := storage.Open(ctx, g.databaseURL)
 	if err == nil {
-		if err = db.Migrate(ctx, log); err != nil {
+		if g.migrated, err = db.Migrate(ctx, log); err != nil {
 			db.Close()
 			err = fmt.Errorf("migrating the database: %w", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -78,7 +79,7 @@ func newServeCommand(g *globals) *cobra.Command {
 			// The address is taken before the migrations and the demo's
 			// history: a busy port fails at once, and nothing else can take
 			// it while they run (requests wait in the listen backlog).
-			listener, err := net.Listen("tcp", addr)
+			listener, err := listen(addr, "--addr", "FIDELIZA_ADDR")
 			if err != nil {
 				return err
 			}
@@ -89,6 +90,11 @@ func newServeCommand(g *globals) *cobra.Command {
 			}
 			defer a.DB.Close()
 			a.DocumentLookups = lookups
+			// The external provider is asked before the start is logged: a
+			// provider that cannot be discovered refuses the start.
+			if err := g.useOIDC(ctx, log, a); err != nil {
+				return err
+			}
 			go a.DB.KeepOptimized(ctx, log)
 			g.logStart(log, a, "serve", "addr", addr, "worker", !noWorker, "workers", workers, "points_interval", points.String(),
 				"rescue_after", rescue.String(), "demo", demo, "graphql_introspection", intro, "tracing", tracing.Enabled(),
@@ -97,9 +103,6 @@ func newServeCommand(g *globals) *cobra.Command {
 				"rate_limit_client", rates.DefaultQuota().String(), "rate_limit_tenant_overrides", len(rates.Tenants),
 				"rate_limit_token_per_ip", rates.TokenQuota().String(), "rate_limit_auth_failures_per_ip", rates.AuthFailureQuota().String(),
 				"rate_limit_document_lookups", lookups.String())
-			if err := g.useOIDC(ctx, log, a); err != nil {
-				return err
-			}
 			a.WebhookGuard = webhook.Guard{AllowLoopback: g.webhookLoopback}
 			// One registry for the HTTP side and the jobs this process works:
 			// GET /metrics serves both.
@@ -268,7 +271,7 @@ func newWorkerCommand(g *globals) *cobra.Command {
 			if metricsAddr == "" {
 				return run(ctx, log, client, true, nil, nil)
 			}
-			listener, err := net.Listen("tcp", metricsAddr)
+			listener, err := listen(metricsAddr, "--metrics-addr", "FIDELIZA_METRICS_ADDR")
 			if err != nil {
 				return err
 			}
@@ -282,6 +285,20 @@ func newWorkerCommand(g *globals) *cobra.Command {
 	pointsIntervalFlag(cmd.Flags(), &points)
 	rescueAfterFlag(cmd.Flags(), &rescue)
 	return cmd
+}
+
+// listen takes the address of a flag; the error of an address it cannot
+// take names the flag and its variable.
+func listen(addr, flag, envName string) (net.Listener, error) {
+	l, err := net.Listen("tcp", addr)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, fmt.Errorf("%s %s (%s): the address is in use by another process: stop it or choose another address: %w",
+			flag, addr, envName, err)
+	case err != nil:
+		return nil, fmt.Errorf("%s %s (%s): %w", flag, addr, envName, err)
+	}
+	return l, nil
 }
 
 // workerHandler is what a worker serves on --metrics-addr: its metrics (the

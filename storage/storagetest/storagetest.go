@@ -246,7 +246,8 @@ func sqliteTemplate(t testing.TB) string {
 	ctx := context.Background()
 	db, err := storage.Open(ctx, "sqlite://"+filepath.ToSlash(tmp))
 	require.NoError(t, err)
-	require.NoError(t, db.Migrate(ctx, quietLogger()))
+	_, err = db.Migrate(ctx, quietLogger())
+	require.NoError(t, err)
 	_, err = db.SQL.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`) // the copy is the file alone
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
@@ -445,7 +446,8 @@ func migratedTemplate(t testing.TB, admin string) string {
 		require.NoError(t, err)
 		mdb, err := storage.Open(ctx, withDatabase(admin, tmp))
 		require.NoError(t, err)
-		require.NoError(t, mdb.Migrate(ctx, quietLogger()))
+		_, err = mdb.Migrate(ctx, quietLogger())
+		require.NoError(t, err)
 		require.NoError(t, mdb.Close())
 		_, err = conn.ExecContext(ctx, `ALTER DATABASE `+tmp+` RENAME TO `+name)
 		require.NoError(t, err)
@@ -499,7 +501,8 @@ func Kept(t testing.TB, dialectName, dir, name string) (rawURL string, created b
 		}
 		db, err := storage.Open(context.Background(), rawURL)
 		require.NoError(t, err)
-		require.NoError(t, db.Migrate(context.Background(), quietLogger()))
+		_, err = db.Migrate(context.Background(), quietLogger())
+		require.NoError(t, err)
 		require.NoError(t, db.Close())
 		return rawURL, true
 	}
