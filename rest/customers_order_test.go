@@ -197,6 +197,7 @@ func TestCustomersOrderedByLifetimeValueREST(t *testing.T) {
 		})
 		t.Run("refused", func(t *testing.T) {
 			byID := e.custList(t, e.token, url.Values{"limit": {"1"}}).nextCursor.(string)
+			byValue := e.custList(t, e.token, url.Values{"limit": {"1"}, "order_by": {"lifetime_value"}}).nextCursor.(string)
 			for q, field := range map[string]string{
 				"order_by=points":                      "order_by",
 				"order_by=lifetime_value&direction=up": "direction",
@@ -205,6 +206,7 @@ func TestCustomersOrderedByLifetimeValueREST(t *testing.T) {
 				"max_lifetime_value=1e30":              "max_lifetime_value",
 				// A cursor of the list by id is no cursor of the list by value.
 				"order_by=lifetime_value&cursor=" + url.QueryEscape(byID): "cursor",
+				"cursor=" + url.QueryEscape(byValue):                      "cursor",
 			} {
 				r := e.custDo(t, http.MethodGet, "/v1/customers?"+q, e.token, nil)
 				requireV1Error(t, r, http.StatusUnprocessableEntity, "validation_error", field, field)

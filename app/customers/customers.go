@@ -463,8 +463,12 @@ func lifetimeValueOrder(f CustomerFilter, after *ent.Cursor) (bounds []predicate
 		}
 		bounds = append(bounds, b.pred(c))
 	}
+	badCursor := apperr.Invalid("cursor", "is not a cursor of this list; use next_cursor of the previous page")
 	switch f.OrderBy {
 	case "":
+		if after != nil && after.Value != nil { // a cursor of the list by value, or a tampered one
+			return nil, nil, nil, false, badCursor
+		}
 		return bounds, nil, nil, false, nil
 	case "lifetime_value":
 	default:
@@ -489,7 +493,7 @@ func lifetimeValueOrder(f CustomerFilter, after *ent.Cursor) (bounds []predicate
 	v, isString := after.Value.(string)
 	last, perr := strconv.ParseInt(v, 10, 64)
 	if !isString || perr != nil {
-		return nil, nil, nil, false, apperr.Invalid("cursor", "is not a cursor of this list; use next_cursor of the previous page")
+		return nil, nil, nil, false, badCursor
 	}
 	beyond := customer.LifetimeValueCentsLT(last)
 	if !desc {
