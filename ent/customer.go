@@ -69,6 +69,8 @@ type Customer struct {
 	PointsDebt int64 `json:"points_debt,omitempty"`
 	// Total spent, in R$.
 	LifetimeValue decimal.Decimal `json:"lifetime_value,omitempty"`
+	// The lifetime value in cents (rounded half away from zero), kept by a hook: the order and the comparisons by lifetime value, which a decimal stored as text (SQLite) cannot give.
+	LifetimeValueCents int64 `json:"lifetime_value_cents,omitempty"`
 	// Whether the customer agreed to marketing by e-mail.
 	ConsentMarketingEmail bool `json:"consent_marketing_email,omitempty"`
 	// Whether the customer agreed to marketing by SMS.
@@ -192,7 +194,7 @@ func (*Customer) scanValues(columns []string) ([]any, error) {
 			values[i] = new(decimal.Decimal)
 		case customer.FieldConsentMarketingEmail, customer.FieldConsentMarketingSms, customer.FieldConsentMarketingWhatsapp, customer.FieldConsentDataSharing:
 			values[i] = new(sql.NullBool)
-		case customer.FieldPointsBalance, customer.FieldPointsPending, customer.FieldPointsDebt:
+		case customer.FieldPointsBalance, customer.FieldPointsPending, customer.FieldPointsDebt, customer.FieldLifetimeValueCents:
 			values[i] = new(sql.NullInt64)
 		case customer.FieldID, customer.FieldTenantID, customer.FieldExternalID, customer.FieldName, customer.FieldNameSearch, customer.FieldEmail, customer.FieldEmailKey, customer.FieldDocumentType, customer.FieldDocumentIndex, customer.FieldPhone, customer.FieldBirthDate, customer.FieldGender, customer.FieldAddressStreet, customer.FieldAddressCity, customer.FieldAddressState, customer.FieldAddressZipCode, customer.FieldLevel:
 			values[i] = new(sql.NullString)
@@ -375,6 +377,12 @@ func (_m *Customer) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field lifetime_value", values[i])
 			} else if value != nil {
 				_m.LifetimeValue = *value
+			}
+		case customer.FieldLifetimeValueCents:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field lifetime_value_cents", values[i])
+			} else if value.Valid {
+				_m.LifetimeValueCents = value.Int64
 			}
 		case customer.FieldConsentMarketingEmail:
 			if value, ok := values[i].(*sql.NullBool); !ok {
@@ -578,6 +586,9 @@ func (_m *Customer) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("lifetime_value=")
 	builder.WriteString(fmt.Sprintf("%v", _m.LifetimeValue))
+	builder.WriteString(", ")
+	builder.WriteString("lifetime_value_cents=")
+	builder.WriteString(fmt.Sprintf("%v", _m.LifetimeValueCents))
 	builder.WriteString(", ")
 	builder.WriteString("consent_marketing_email=")
 	builder.WriteString(fmt.Sprintf("%v", _m.ConsentMarketingEmail))

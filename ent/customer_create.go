@@ -348,6 +348,20 @@ func (_c *CustomerCreate) SetNillableLifetimeValue(v *decimal.Decimal) *Customer
 	return _c
 }
 
+// SetLifetimeValueCents sets the "lifetime_value_cents" field.
+func (_c *CustomerCreate) SetLifetimeValueCents(v int64) *CustomerCreate {
+	_c.mutation.SetLifetimeValueCents(v)
+	return _c
+}
+
+// SetNillableLifetimeValueCents sets the "lifetime_value_cents" field if the given value is not nil.
+func (_c *CustomerCreate) SetNillableLifetimeValueCents(v *int64) *CustomerCreate {
+	if v != nil {
+		_c.SetLifetimeValueCents(*v)
+	}
+	return _c
+}
+
 // SetConsentMarketingEmail sets the "consent_marketing_email" field.
 func (_c *CustomerCreate) SetConsentMarketingEmail(v bool) *CustomerCreate {
 	_c.mutation.SetConsentMarketingEmail(v)
@@ -628,6 +642,10 @@ func (_c *CustomerCreate) defaults() error {
 		v := customer.DefaultLifetimeValue
 		_c.mutation.SetLifetimeValue(v)
 	}
+	if _, ok := _c.mutation.LifetimeValueCents(); !ok {
+		v := customer.DefaultLifetimeValueCents
+		_c.mutation.SetLifetimeValueCents(v)
+	}
 	if _, ok := _c.mutation.ConsentMarketingEmail(); !ok {
 		v := customer.DefaultConsentMarketingEmail
 		_c.mutation.SetConsentMarketingEmail(v)
@@ -741,6 +759,9 @@ func (_c *CustomerCreate) check() error {
 	}
 	if _, ok := _c.mutation.LifetimeValue(); !ok {
 		return &ValidationError{Name: "lifetime_value", err: errors.New(`ent: missing required field "Customer.lifetime_value"`)}
+	}
+	if _, ok := _c.mutation.LifetimeValueCents(); !ok {
+		return &ValidationError{Name: "lifetime_value_cents", err: errors.New(`ent: missing required field "Customer.lifetime_value_cents"`)}
 	}
 	if _, ok := _c.mutation.ConsentMarketingEmail(); !ok {
 		return &ValidationError{Name: "consent_marketing_email", err: errors.New(`ent: missing required field "Customer.consent_marketing_email"`)}
@@ -890,6 +911,10 @@ func (_c *CustomerCreate) createSpec() (*Customer, *sqlgraph.CreateSpec, error) 
 	if value, ok := _c.mutation.LifetimeValue(); ok {
 		_spec.SetField(customer.FieldLifetimeValue, field.TypeOther, value)
 		_node.LifetimeValue = value
+	}
+	if value, ok := _c.mutation.LifetimeValueCents(); ok {
+		_spec.SetField(customer.FieldLifetimeValueCents, field.TypeInt64, value)
+		_node.LifetimeValueCents = value
 	}
 	if value, ok := _c.mutation.ConsentMarketingEmail(); ok {
 		_spec.SetField(customer.FieldConsentMarketingEmail, field.TypeBool, value)

@@ -428,6 +428,27 @@ func (_u *CustomerUpdate) SetNillableLifetimeValue(v *decimal.Decimal) *Customer
 	return _u
 }
 
+// SetLifetimeValueCents sets the "lifetime_value_cents" field.
+func (_u *CustomerUpdate) SetLifetimeValueCents(v int64) *CustomerUpdate {
+	_u.mutation.ResetLifetimeValueCents()
+	_u.mutation.SetLifetimeValueCents(v)
+	return _u
+}
+
+// SetNillableLifetimeValueCents sets the "lifetime_value_cents" field if the given value is not nil.
+func (_u *CustomerUpdate) SetNillableLifetimeValueCents(v *int64) *CustomerUpdate {
+	if v != nil {
+		_u.SetLifetimeValueCents(*v)
+	}
+	return _u
+}
+
+// AddLifetimeValueCents adds value to the "lifetime_value_cents" field.
+func (_u *CustomerUpdate) AddLifetimeValueCents(v int64) *CustomerUpdate {
+	_u.mutation.AddLifetimeValueCents(v)
+	return _u
+}
+
 // SetConsentMarketingEmail sets the "consent_marketing_email" field.
 func (_u *CustomerUpdate) SetConsentMarketingEmail(v bool) *CustomerUpdate {
 	_u.mutation.SetConsentMarketingEmail(v)
@@ -955,6 +976,12 @@ func (_u *CustomerUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.LifetimeValue(); ok {
 		_spec.SetField(customer.FieldLifetimeValue, field.TypeOther, value)
+	}
+	if value, ok := _u.mutation.LifetimeValueCents(); ok {
+		_spec.SetField(customer.FieldLifetimeValueCents, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedLifetimeValueCents(); ok {
+		_spec.AddField(customer.FieldLifetimeValueCents, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.ConsentMarketingEmail(); ok {
 		_spec.SetField(customer.FieldConsentMarketingEmail, field.TypeBool, value)
@@ -1647,6 +1674,27 @@ func (_u *CustomerUpdateOne) SetNillableLifetimeValue(v *decimal.Decimal) *Custo
 	return _u
 }
 
+// SetLifetimeValueCents sets the "lifetime_value_cents" field.
+func (_u *CustomerUpdateOne) SetLifetimeValueCents(v int64) *CustomerUpdateOne {
+	_u.mutation.ResetLifetimeValueCents()
+	_u.mutation.SetLifetimeValueCents(v)
+	return _u
+}
+
+// SetNillableLifetimeValueCents sets the "lifetime_value_cents" field if the given value is not nil.
+func (_u *CustomerUpdateOne) SetNillableLifetimeValueCents(v *int64) *CustomerUpdateOne {
+	if v != nil {
+		_u.SetLifetimeValueCents(*v)
+	}
+	return _u
+}
+
+// AddLifetimeValueCents adds value to the "lifetime_value_cents" field.
+func (_u *CustomerUpdateOne) AddLifetimeValueCents(v int64) *CustomerUpdateOne {
+	_u.mutation.AddLifetimeValueCents(v)
+	return _u
+}
+
 // SetConsentMarketingEmail sets the "consent_marketing_email" field.
 func (_u *CustomerUpdateOne) SetConsentMarketingEmail(v bool) *CustomerUpdateOne {
 	_u.mutation.SetConsentMarketingEmail(v)
@@ -2204,6 +2252,12 @@ func (_u *CustomerUpdateOne) sqlSave(ctx context.Context) (_node *Customer, err 
 	}
 	if value, ok := _u.mutation.LifetimeValue(); ok {
 		_spec.SetField(customer.FieldLifetimeValue, field.TypeOther, value)
+	}
+	if value, ok := _u.mutation.LifetimeValueCents(); ok {
+		_spec.SetField(customer.FieldLifetimeValueCents, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedLifetimeValueCents(); ok {
+		_spec.AddField(customer.FieldLifetimeValueCents, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.ConsentMarketingEmail(); ok {
 		_spec.SetField(customer.FieldConsentMarketingEmail, field.TypeBool, value)

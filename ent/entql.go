@@ -260,6 +260,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customer.FieldPointsPending:            {Type: field.TypeInt64, Column: customer.FieldPointsPending},
 			customer.FieldPointsDebt:               {Type: field.TypeInt64, Column: customer.FieldPointsDebt},
 			customer.FieldLifetimeValue:            {Type: field.TypeOther, Column: customer.FieldLifetimeValue},
+			customer.FieldLifetimeValueCents:       {Type: field.TypeInt64, Column: customer.FieldLifetimeValueCents},
 			customer.FieldConsentMarketingEmail:    {Type: field.TypeBool, Column: customer.FieldConsentMarketingEmail},
 			customer.FieldConsentMarketingSms:      {Type: field.TypeBool, Column: customer.FieldConsentMarketingSms},
 			customer.FieldConsentUpdatedAt:         {Type: field.TypeTime, Column: customer.FieldConsentUpdatedAt},
@@ -2810,6 +2811,11 @@ func (f *CustomerFilter) WherePointsDebt(p entql.Int64P) {
 // WhereLifetimeValue applies the entql other predicate on the lifetime_value field.
 func (f *CustomerFilter) WhereLifetimeValue(p entql.OtherP) {
 	f.Where(p.Field(customer.FieldLifetimeValue))
+}
+
+// WhereLifetimeValueCents applies the entql int64 predicate on the lifetime_value_cents field.
+func (f *CustomerFilter) WhereLifetimeValueCents(p entql.Int64P) {
+	f.Where(p.Field(customer.FieldLifetimeValueCents))
 }
 
 // WhereConsentMarketingEmail applies the entql bool predicate on the consent_marketing_email field.

@@ -2021,6 +2021,20 @@ var (
 			}
 		},
 	}
+	// CustomerOrderFieldLifetimeValueCents orders Customer by lifetime_value_cents.
+	CustomerOrderFieldLifetimeValueCents = &CustomerOrderField{
+		Value: func(_m *Customer) (ent.Value, error) {
+			return _m.LifetimeValueCents, nil
+		},
+		column: customer.FieldLifetimeValueCents,
+		toTerm: customer.ByLifetimeValueCents,
+		toCursor: func(_m *Customer) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.LifetimeValueCents,
+			}
+		},
+	}
 )
 
 // String implement fmt.Stringer interface.
@@ -2037,6 +2051,8 @@ func (f CustomerOrderField) String() string {
 		str = "LEVEL"
 	case CustomerOrderFieldPointsBalance.column:
 		str = "POINTS_BALANCE"
+	case CustomerOrderFieldLifetimeValueCents.column:
+		str = "LIFETIME_VALUE"
 	}
 	return str
 }
@@ -2063,6 +2079,8 @@ func (f *CustomerOrderField) UnmarshalGQL(v interface{}) error {
 		*f = *CustomerOrderFieldLevel
 	case "POINTS_BALANCE":
 		*f = *CustomerOrderFieldPointsBalance
+	case "LIFETIME_VALUE":
+		*f = *CustomerOrderFieldLifetimeValueCents
 	default:
 		return fmt.Errorf("%s is not a valid CustomerOrderField", str)
 	}

@@ -3371,6 +3371,16 @@ type CustomerWhereInput struct {
 	LifetimeValueLT    *decimal.Decimal  `json:"lifetimeValueLT,omitempty"`
 	LifetimeValueLTE   *decimal.Decimal  `json:"lifetimeValueLTE,omitempty"`
 
+	// "lifetime_value_cents" field predicates.
+	LifetimeValueCents      *int64  `json:"lifetimeValueCents,omitempty"`
+	LifetimeValueCentsNEQ   *int64  `json:"lifetimeValueCentsNEQ,omitempty"`
+	LifetimeValueCentsIn    []int64 `json:"lifetimeValueCentsIn,omitempty"`
+	LifetimeValueCentsNotIn []int64 `json:"lifetimeValueCentsNotIn,omitempty"`
+	LifetimeValueCentsGT    *int64  `json:"lifetimeValueCentsGT,omitempty"`
+	LifetimeValueCentsGTE   *int64  `json:"lifetimeValueCentsGTE,omitempty"`
+	LifetimeValueCentsLT    *int64  `json:"lifetimeValueCentsLT,omitempty"`
+	LifetimeValueCentsLTE   *int64  `json:"lifetimeValueCentsLTE,omitempty"`
+
 	// "consent_marketing_email" field predicates.
 	ConsentMarketingEmail    *bool `json:"consentMarketingEmail,omitempty"`
 	ConsentMarketingEmailNEQ *bool `json:"consentMarketingEmailNEQ,omitempty"`
@@ -4190,6 +4200,30 @@ func (i *CustomerWhereInput) P() (predicate.Customer, error) {
 	}
 	if i.LifetimeValueLTE != nil {
 		predicates = append(predicates, customer.LifetimeValueLTE(*i.LifetimeValueLTE))
+	}
+	if i.LifetimeValueCents != nil {
+		predicates = append(predicates, customer.LifetimeValueCentsEQ(*i.LifetimeValueCents))
+	}
+	if i.LifetimeValueCentsNEQ != nil {
+		predicates = append(predicates, customer.LifetimeValueCentsNEQ(*i.LifetimeValueCentsNEQ))
+	}
+	if len(i.LifetimeValueCentsIn) > 0 {
+		predicates = append(predicates, customer.LifetimeValueCentsIn(i.LifetimeValueCentsIn...))
+	}
+	if len(i.LifetimeValueCentsNotIn) > 0 {
+		predicates = append(predicates, customer.LifetimeValueCentsNotIn(i.LifetimeValueCentsNotIn...))
+	}
+	if i.LifetimeValueCentsGT != nil {
+		predicates = append(predicates, customer.LifetimeValueCentsGT(*i.LifetimeValueCentsGT))
+	}
+	if i.LifetimeValueCentsGTE != nil {
+		predicates = append(predicates, customer.LifetimeValueCentsGTE(*i.LifetimeValueCentsGTE))
+	}
+	if i.LifetimeValueCentsLT != nil {
+		predicates = append(predicates, customer.LifetimeValueCentsLT(*i.LifetimeValueCentsLT))
+	}
+	if i.LifetimeValueCentsLTE != nil {
+		predicates = append(predicates, customer.LifetimeValueCentsLTE(*i.LifetimeValueCentsLTE))
 	}
 	if i.ConsentMarketingEmail != nil {
 		predicates = append(predicates, customer.ConsentMarketingEmailEQ(*i.ConsentMarketingEmail))

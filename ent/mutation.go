@@ -8315,6 +8315,8 @@ type CustomerMutation struct {
 	points_debt                *int64
 	addpoints_debt             *int64
 	lifetime_value             *decimal.Decimal
+	lifetime_value_cents       *int64
+	addlifetime_value_cents    *int64
 	consent_marketing_email    *bool
 	consent_marketing_sms      *bool
 	consent_updated_at         *time.Time
@@ -9530,6 +9532,62 @@ func (m *CustomerMutation) ResetLifetimeValue() {
 	m.lifetime_value = nil
 }
 
+// SetLifetimeValueCents sets the "lifetime_value_cents" field.
+func (m *CustomerMutation) SetLifetimeValueCents(i int64) {
+	m.lifetime_value_cents = &i
+	m.addlifetime_value_cents = nil
+}
+
+// LifetimeValueCents returns the value of the "lifetime_value_cents" field in the mutation.
+func (m *CustomerMutation) LifetimeValueCents() (r int64, exists bool) {
+	v := m.lifetime_value_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLifetimeValueCents returns the old "lifetime_value_cents" field's value of the Customer entity.
+// If the Customer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerMutation) OldLifetimeValueCents(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLifetimeValueCents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLifetimeValueCents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLifetimeValueCents: %w", err)
+	}
+	return oldValue.LifetimeValueCents, nil
+}
+
+// AddLifetimeValueCents adds i to the "lifetime_value_cents" field.
+func (m *CustomerMutation) AddLifetimeValueCents(i int64) {
+	if m.addlifetime_value_cents != nil {
+		*m.addlifetime_value_cents += i
+	} else {
+		m.addlifetime_value_cents = &i
+	}
+}
+
+// AddedLifetimeValueCents returns the value that was added to the "lifetime_value_cents" field in this mutation.
+func (m *CustomerMutation) AddedLifetimeValueCents() (r int64, exists bool) {
+	v := m.addlifetime_value_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetLifetimeValueCents resets all changes to the "lifetime_value_cents" field.
+func (m *CustomerMutation) ResetLifetimeValueCents() {
+	m.lifetime_value_cents = nil
+	m.addlifetime_value_cents = nil
+}
+
 // SetConsentMarketingEmail sets the "consent_marketing_email" field.
 func (m *CustomerMutation) SetConsentMarketingEmail(b bool) {
 	m.consent_marketing_email = &b
@@ -10142,7 +10200,7 @@ func (m *CustomerMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CustomerMutation) Fields() []string {
-	fields := make([]string, 0, 30)
+	fields := make([]string, 0, 31)
 	if m.tenant != nil {
 		fields = append(fields, customer.FieldTenantID)
 	}
@@ -10214,6 +10272,9 @@ func (m *CustomerMutation) Fields() []string {
 	}
 	if m.lifetime_value != nil {
 		fields = append(fields, customer.FieldLifetimeValue)
+	}
+	if m.lifetime_value_cents != nil {
+		fields = append(fields, customer.FieldLifetimeValueCents)
 	}
 	if m.consent_marketing_email != nil {
 		fields = append(fields, customer.FieldConsentMarketingEmail)
@@ -10289,6 +10350,8 @@ func (m *CustomerMutation) Field(name string) (ent.Value, bool) {
 		return m.PointsDebt()
 	case customer.FieldLifetimeValue:
 		return m.LifetimeValue()
+	case customer.FieldLifetimeValueCents:
+		return m.LifetimeValueCents()
 	case customer.FieldConsentMarketingEmail:
 		return m.ConsentMarketingEmail()
 	case customer.FieldConsentMarketingSms:
@@ -10358,6 +10421,8 @@ func (m *CustomerMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldPointsDebt(ctx)
 	case customer.FieldLifetimeValue:
 		return m.OldLifetimeValue(ctx)
+	case customer.FieldLifetimeValueCents:
+		return m.OldLifetimeValueCents(ctx)
 	case customer.FieldConsentMarketingEmail:
 		return m.OldConsentMarketingEmail(ctx)
 	case customer.FieldConsentMarketingSms:
@@ -10547,6 +10612,13 @@ func (m *CustomerMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetLifetimeValue(v)
 		return nil
+	case customer.FieldLifetimeValueCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLifetimeValueCents(v)
+		return nil
 	case customer.FieldConsentMarketingEmail:
 		v, ok := value.(bool)
 		if !ok {
@@ -10606,6 +10678,9 @@ func (m *CustomerMutation) AddedFields() []string {
 	if m.addpoints_debt != nil {
 		fields = append(fields, customer.FieldPointsDebt)
 	}
+	if m.addlifetime_value_cents != nil {
+		fields = append(fields, customer.FieldLifetimeValueCents)
+	}
 	return fields
 }
 
@@ -10620,6 +10695,8 @@ func (m *CustomerMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedPointsPending()
 	case customer.FieldPointsDebt:
 		return m.AddedPointsDebt()
+	case customer.FieldLifetimeValueCents:
+		return m.AddedLifetimeValueCents()
 	}
 	return nil, false
 }
@@ -10649,6 +10726,13 @@ func (m *CustomerMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddPointsDebt(v)
+		return nil
+	case customer.FieldLifetimeValueCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddLifetimeValueCents(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Customer numeric field %s", name)
@@ -10835,6 +10919,9 @@ func (m *CustomerMutation) ResetField(name string) error {
 		return nil
 	case customer.FieldLifetimeValue:
 		m.ResetLifetimeValue()
+		return nil
+	case customer.FieldLifetimeValueCents:
+		m.ResetLifetimeValueCents()
 		return nil
 	case customer.FieldConsentMarketingEmail:
 		m.ResetConsentMarketingEmail()

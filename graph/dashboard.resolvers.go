@@ -9,6 +9,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/graph/generated"
@@ -31,6 +32,19 @@ func (r *campaignResolver) Lift(ctx context.Context, obj *ent.Campaign) (*genera
 		return nil, err
 	}
 	return campaignLift(l), nil
+}
+
+// TopCustomers is the resolver for the topCustomers field.
+func (r *queryResolver) TopCustomers(ctx context.Context, from time.Time, to time.Time, first *int, by *generated.TopCustomersBy) ([]*generated.TopCustomer, error) {
+	ranked, err := r.app.Insights.TopCustomers(ctx, from, to, deref(first), insights.TopCustomersBy(deref(by)))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*generated.TopCustomer, len(ranked))
+	for i, c := range ranked {
+		out[i] = &generated.TopCustomer{Customer: c.Customer, Spend: c.Spend, Sales: c.Sales}
+	}
+	return out, nil
 }
 
 // CustomersByLevel is the resolver for the customersByLevel field.

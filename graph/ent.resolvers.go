@@ -74,6 +74,9 @@ func (r *queryResolver) Campaigns(ctx context.Context, after *entgql.Cursor[stri
 
 // Customers is the resolver for the customers field.
 func (r *queryResolver) Customers(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) (*ent.CustomerConnection, error) {
+	if err := customerCursors(orderBy, after, before); err != nil {
+		return nil, err
+	}
 	return r.client.Customer.Query().Paginate(ctx, after, first, before, last,
 		ent.WithCustomerOrder(orderBy), ent.WithCustomerFilter(where.Filter))
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"strings"
 
+	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/storage"
 
 	"github.com/fideliza/fideliza/domain/apperr"
@@ -44,4 +46,26 @@ func boundCount(ctx context.Context, fc *graphql.FieldContext) context.Context {
 		return ctx
 	}
 	return storage.WithBoundedCounts(ctx)
+}
+
+// customerCursors restores the value that the cursors of a customers
+// connection in another order than by id lost: entgql's cursor omits a
+// zero value (a balance or lifetime value of 0, an empty name), and a
+// cursor without a value is read as one by id alone, which pages back to
+// the start of the order.
+func customerCursors(order *ent.CustomerOrder, cursors ...*entgql.Cursor[string]) error {
+	if order == nil || order.Field == ent.DefaultCustomerOrder.Field {
+		return nil
+	}
+	for _, c := range cursors {
+		if c == nil || c.Value != nil {
+			continue
+		}
+		zero, err := order.Field.Value(&ent.Customer{})
+		if err != nil {
+			return err
+		}
+		c.Value = zero
+	}
+	return nil
 }

@@ -63,6 +63,7 @@ var RootFieldScopes = map[string]string{
 	"Mutation.eraseCustomer":     privacyctx.Policy.Scope("EraseCustomer"),
 
 	"Query.pointsSpentByStoreDay": insights.Policy.Scope("PointsSpentByStoreDay"),
+	"Query.topCustomers":          insights.Policy.Scope("TopCustomers"),
 
 	"Mutation.createCustomer":     customers.Policy.Scope("CreateCustomer"),
 	"Mutation.updateCustomer":     customers.Policy.Scope("PatchCustomer"),

@@ -127,9 +127,11 @@ func readCustomerWrite(b *binder) onPath[customers.CustomerInput] {
 
 // readCustomerPage reads GET /v1/customers.
 func readCustomerPage(b *binder) paged[customers.CustomerFilter] {
-	return paged[customers.CustomerFilter]{pageRequest: b.page("cus_"), filter: customers.CustomerFilter{
+	return paged[customers.CustomerFilter]{pageRequest: b.valuedPage("cus_"), filter: customers.CustomerFilter{
 		SegmentID: b.query("segment_id"), Search: b.query("search"),
-		CreatedAfter: instant(&b.problems, "created_after", b.query("created_after"), dateOrDateTime),
+		CreatedAfter:     instant(&b.problems, "created_after", b.query("created_after"), dateOrDateTime),
+		MinLifetimeValue: b.amount("min_lifetime_value"), MaxLifetimeValue: b.amount("max_lifetime_value"),
+		OrderBy: b.query("order_by"), Direction: b.query("direction"),
 	}}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"entgo.io/contrib/entgql"
 	"github.com/go-chi/chi/v5"
+	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/guard"
@@ -154,8 +155,30 @@ func (b *binder) query(name string) string { return b.r.URL.Query().Get(name) }
 
 // page reads the limit and cursor of a list keyed by ids of idPrefix.
 func (b *binder) page(idPrefix string) pageRequest {
-	after, limit := pageQuery(b.r.URL.Query(), idPrefix, &b.problems)
+	after, limit := pageQuery(b.r.URL.Query(), idPrefix, false, &b.problems)
 	return pageRequest{after: after, limit: limit}
+}
+
+// valuedPage is page for a list that may be in another order than by id:
+// its cursors carry the order's value too, which the operation checks.
+func (b *binder) valuedPage(idPrefix string) pageRequest {
+	after, limit := pageQuery(b.r.URL.Query(), idPrefix, true, &b.problems)
+	return pageRequest{after: after, limit: limit}
+}
+
+// amount is the query parameter name as an amount, nil when absent, else
+// the amount or a problem of name.
+func (b *binder) amount(name string) *decimal.Decimal {
+	v := b.query(name)
+	if v == "" {
+		return nil
+	}
+	d, err := decimal.NewFromString(v)
+	if err != nil {
+		b.problems.Add(name, "must be an amount in R$, such as 150.00")
+		return nil
+	}
+	return &d
 }
 
 // instantForm is what a date field takes.

@@ -29,13 +29,14 @@ func newPagination(info entgql.PageInfo[string], total int) pagination {
 	return p
 }
 
-// parseCursor decodes a next_cursor of a list keyed by id: anything but an
-// id of the list's kind (a tampered or foreign cursor) would reach the
-// keyset comparison of the query and fail there or be read as some other
-// value, so it is refused.
-func parseCursor(v, idPrefix string) (*ent.Cursor, bool) {
+// parseCursor decodes a next_cursor of a list keyed by id (with a value
+// too when valued: a list in another order, which checks it): anything
+// else (a tampered or foreign cursor) would reach the keyset comparison of
+// the query and fail there or be read as some other value, so it is
+// refused.
+func parseCursor(v, idPrefix string, valued bool) (*ent.Cursor, bool) {
 	c := &ent.Cursor{}
-	if err := c.UnmarshalGQL(v); err != nil || !strings.HasPrefix(c.ID, idPrefix) || c.Value != nil {
+	if err := c.UnmarshalGQL(v); err != nil || !strings.HasPrefix(c.ID, idPrefix) || (c.Value != nil && !valued) {
 		return nil, false
 	}
 	return c, true
@@ -43,7 +44,7 @@ func parseCursor(v, idPrefix string) (*ent.Cursor, bool) {
 
 // pageQuery reads the limit (default 20, 1 to 100) and cursor of a list
 // keyed by ids of idPrefix, adding their problems to p.
-func pageQuery(q url.Values, idPrefix string, p *apperr.Problems) (after *ent.Cursor, limit int) {
+func pageQuery(q url.Values, idPrefix string, valued bool, p *apperr.Problems) (after *ent.Cursor, limit int) {
 	limit = 20
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -54,7 +55,7 @@ func pageQuery(q url.Values, idPrefix string, p *apperr.Problems) (after *ent.Cu
 	}
 	if v := q.Get("cursor"); v != "" {
 		var ok bool
-		if after, ok = parseCursor(v, idPrefix); !ok {
+		if after, ok = parseCursor(v, idPrefix, valued); !ok {
 			p.Add("cursor", "is not a cursor of this list; use next_cursor of the previous page")
 		}
 	}

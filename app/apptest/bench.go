@@ -122,8 +122,8 @@ func BenchTenant(b *testing.B, dialectName string, n int) (*app.App, context.Con
 var benchRows = map[string]struct{ customers, sales string }{
 	dialect.SQLite: {
 		customers: `WITH RECURSIVE k(n) AS (SELECT $1 UNION ALL SELECT n + 1 FROM k WHERE n + 1 < $2)
-INSERT INTO customers (id, created_at, updated_at, tenant_id, document_type, document, name, lifetime_value)
-SELECT printf('cus_%026d', n), $3, $3, $4, 'CPF', printf('%011d', n), 'Cliente ' || n, CAST(n % 2000 AS TEXT) FROM k`,
+INSERT INTO customers (id, created_at, updated_at, tenant_id, document_type, document, name, lifetime_value, lifetime_value_cents)
+SELECT printf('cus_%026d', n), $3, $3, $4, 'CPF', printf('%011d', n), 'Cliente ' || n, CAST(n % 2000 AS TEXT), n % 2000 * 100 FROM k`,
 		sales: `WITH RECURSIVE k(n) AS (SELECT $1 UNION ALL SELECT n + 1 FROM k WHERE n + 1 < $2),
 j(j) AS (VALUES (0), (1), (2), (3), (4), (5))
 INSERT INTO sales (id, created_at, external_id, sold_at, amount, amount_payable, discount_amount, status, processed_at, tenant_id, store_id, customer_id)
@@ -134,8 +134,8 @@ SELECT printf('sal_%020d_%d', n, j), $3, n || '-' || j,
 FROM k JOIN j ON j <= n % 6`,
 	},
 	dialect.Postgres: {
-		customers: `INSERT INTO customers (id, created_at, updated_at, tenant_id, document_type, document, name, lifetime_value)
-SELECT 'cus_' || lpad(n::text, 26, '0'), $3, $3, $4, 'CPF', lpad(n::text, 11, '0'), 'Cliente ' || n, n % 2000
+		customers: `INSERT INTO customers (id, created_at, updated_at, tenant_id, document_type, document, name, lifetime_value, lifetime_value_cents)
+SELECT 'cus_' || lpad(n::text, 26, '0'), $3, $3, $4, 'CPF', lpad(n::text, 11, '0'), 'Cliente ' || n, n % 2000, n % 2000 * 100
 FROM generate_series($1::bigint, $2::bigint - 1) n`,
 		sales: `INSERT INTO sales (id, created_at, external_id, sold_at, amount, amount_payable, discount_amount, status, processed_at, tenant_id, store_id, customer_id)
 SELECT 'sal_' || lpad(n::text, 20, '0') || '_' || j, $3, n || '-' || j,

@@ -20,4 +20,8 @@ var Policy = kernel.Policy{
 
 	// Issue 36: points spent as money, per store and day.
 	"PointsSpentByStoreDay": kernel.Scope(kernel.ScopeBackoffice),
+
+	// Issue 52: the customers who paid most, or bought most often, in a period
+	// (customer data, as their lifetime value).
+	"TopCustomers": kernel.Scope("customers:read"),
 }

@@ -68,6 +68,8 @@ const (
 	FieldPointsDebt = "points_debt"
 	// FieldLifetimeValue holds the string denoting the lifetime_value field in the database.
 	FieldLifetimeValue = "lifetime_value"
+	// FieldLifetimeValueCents holds the string denoting the lifetime_value_cents field in the database.
+	FieldLifetimeValueCents = "lifetime_value_cents"
 	// FieldConsentMarketingEmail holds the string denoting the consent_marketing_email field in the database.
 	FieldConsentMarketingEmail = "consent_marketing_email"
 	// FieldConsentMarketingSms holds the string denoting the consent_marketing_sms field in the database.
@@ -172,6 +174,7 @@ var Columns = []string{
 	FieldPointsPending,
 	FieldPointsDebt,
 	FieldLifetimeValue,
+	FieldLifetimeValueCents,
 	FieldConsentMarketingEmail,
 	FieldConsentMarketingSms,
 	FieldConsentUpdatedAt,
@@ -202,7 +205,7 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/fideliza/fideliza/ent/runtime"
 var (
-	Hooks  [4]ent.Hook
+	Hooks  [5]ent.Hook
 	Policy ent.Policy
 	// TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
 	TenantIDValidator func(string) error
@@ -236,6 +239,8 @@ var (
 	PointsDebtValidator func(int64) error
 	// DefaultLifetimeValue holds the default value on creation for the "lifetime_value" field.
 	DefaultLifetimeValue decimal.Decimal
+	// DefaultLifetimeValueCents holds the default value on creation for the "lifetime_value_cents" field.
+	DefaultLifetimeValueCents int64
 	// DefaultConsentMarketingEmail holds the default value on creation for the "consent_marketing_email" field.
 	DefaultConsentMarketingEmail bool
 	// DefaultConsentMarketingSms holds the default value on creation for the "consent_marketing_sms" field.
@@ -456,6 +461,11 @@ func ByPointsDebt(opts ...sql.OrderTermOption) OrderOption {
 // ByLifetimeValue orders the results by the lifetime_value field.
 func ByLifetimeValue(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLifetimeValue, opts...).ToFunc()
+}
+
+// ByLifetimeValueCents orders the results by the lifetime_value_cents field.
+func ByLifetimeValueCents(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLifetimeValueCents, opts...).ToFunc()
 }
 
 // ByConsentMarketingEmail orders the results by the consent_marketing_email field.

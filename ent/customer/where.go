@@ -173,6 +173,11 @@ func LifetimeValue(v decimal.Decimal) predicate.Customer {
 	return predicate.Customer(sql.FieldEQ(FieldLifetimeValue, v))
 }
 
+// LifetimeValueCents applies equality check predicate on the "lifetime_value_cents" field. It's identical to LifetimeValueCentsEQ.
+func LifetimeValueCents(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldLifetimeValueCents, v))
+}
+
 // ConsentMarketingEmail applies equality check predicate on the "consent_marketing_email" field. It's identical to ConsentMarketingEmailEQ.
 func ConsentMarketingEmail(v bool) predicate.Customer {
 	return predicate.Customer(sql.FieldEQ(FieldConsentMarketingEmail, v))
@@ -1620,6 +1625,46 @@ func LifetimeValueLT(v decimal.Decimal) predicate.Customer {
 // LifetimeValueLTE applies the LTE predicate on the "lifetime_value" field.
 func LifetimeValueLTE(v decimal.Decimal) predicate.Customer {
 	return predicate.Customer(sql.FieldLTE(FieldLifetimeValue, v))
+}
+
+// LifetimeValueCentsEQ applies the EQ predicate on the "lifetime_value_cents" field.
+func LifetimeValueCentsEQ(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldLifetimeValueCents, v))
+}
+
+// LifetimeValueCentsNEQ applies the NEQ predicate on the "lifetime_value_cents" field.
+func LifetimeValueCentsNEQ(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldNEQ(FieldLifetimeValueCents, v))
+}
+
+// LifetimeValueCentsIn applies the In predicate on the "lifetime_value_cents" field.
+func LifetimeValueCentsIn(vs ...int64) predicate.Customer {
+	return predicate.Customer(sql.FieldIn(FieldLifetimeValueCents, vs...))
+}
+
+// LifetimeValueCentsNotIn applies the NotIn predicate on the "lifetime_value_cents" field.
+func LifetimeValueCentsNotIn(vs ...int64) predicate.Customer {
+	return predicate.Customer(sql.FieldNotIn(FieldLifetimeValueCents, vs...))
+}
+
+// LifetimeValueCentsGT applies the GT predicate on the "lifetime_value_cents" field.
+func LifetimeValueCentsGT(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldGT(FieldLifetimeValueCents, v))
+}
+
+// LifetimeValueCentsGTE applies the GTE predicate on the "lifetime_value_cents" field.
+func LifetimeValueCentsGTE(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldGTE(FieldLifetimeValueCents, v))
+}
+
+// LifetimeValueCentsLT applies the LT predicate on the "lifetime_value_cents" field.
+func LifetimeValueCentsLT(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldLT(FieldLifetimeValueCents, v))
+}
+
+// LifetimeValueCentsLTE applies the LTE predicate on the "lifetime_value_cents" field.
+func LifetimeValueCentsLTE(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldLTE(FieldLifetimeValueCents, v))
 }
 
 // ConsentMarketingEmailEQ applies the EQ predicate on the "consent_marketing_email" field.

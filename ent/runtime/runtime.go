@@ -478,6 +478,8 @@ func init() {
 	customer.Hooks[2] = customerHooks[1]
 
 	customer.Hooks[3] = customerHooks[2]
+
+	customer.Hooks[4] = customerHooks[3]
 	customerMixinFields0 := customerMixin[0].Fields()
 	_ = customerMixinFields0
 	customerMixinFields1 := customerMixin[1].Fields()
@@ -555,20 +557,24 @@ func init() {
 	customerDescLifetimeValue := customerFields[21].Descriptor()
 	// customer.DefaultLifetimeValue holds the default value on creation for the lifetime_value field.
 	customer.DefaultLifetimeValue = customerDescLifetimeValue.Default.(decimal.Decimal)
+	// customerDescLifetimeValueCents is the schema descriptor for lifetime_value_cents field.
+	customerDescLifetimeValueCents := customerFields[22].Descriptor()
+	// customer.DefaultLifetimeValueCents holds the default value on creation for the lifetime_value_cents field.
+	customer.DefaultLifetimeValueCents = customerDescLifetimeValueCents.Default.(int64)
 	// customerDescConsentMarketingEmail is the schema descriptor for consent_marketing_email field.
-	customerDescConsentMarketingEmail := customerFields[22].Descriptor()
+	customerDescConsentMarketingEmail := customerFields[23].Descriptor()
 	// customer.DefaultConsentMarketingEmail holds the default value on creation for the consent_marketing_email field.
 	customer.DefaultConsentMarketingEmail = customerDescConsentMarketingEmail.Default.(bool)
 	// customerDescConsentMarketingSms is the schema descriptor for consent_marketing_sms field.
-	customerDescConsentMarketingSms := customerFields[23].Descriptor()
+	customerDescConsentMarketingSms := customerFields[24].Descriptor()
 	// customer.DefaultConsentMarketingSms holds the default value on creation for the consent_marketing_sms field.
 	customer.DefaultConsentMarketingSms = customerDescConsentMarketingSms.Default.(bool)
 	// customerDescConsentMarketingWhatsapp is the schema descriptor for consent_marketing_whatsapp field.
-	customerDescConsentMarketingWhatsapp := customerFields[25].Descriptor()
+	customerDescConsentMarketingWhatsapp := customerFields[26].Descriptor()
 	// customer.DefaultConsentMarketingWhatsapp holds the default value on creation for the consent_marketing_whatsapp field.
 	customer.DefaultConsentMarketingWhatsapp = customerDescConsentMarketingWhatsapp.Default.(bool)
 	// customerDescConsentDataSharing is the schema descriptor for consent_data_sharing field.
-	customerDescConsentDataSharing := customerFields[26].Descriptor()
+	customerDescConsentDataSharing := customerFields[27].Descriptor()
 	// customer.DefaultConsentDataSharing holds the default value on creation for the consent_data_sharing field.
 	customer.DefaultConsentDataSharing = customerDescConsentDataSharing.Default.(bool)
 	// customerDescID is the schema descriptor for id field.

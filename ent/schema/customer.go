@@ -82,6 +82,10 @@ func (Customer) Fields() []ent.Field {
 			Default(decimal.Zero).
 			Annotations(entgql.Type("Decimal")).
 			Comment("Total spent, in R$."),
+		field.Int64("lifetime_value_cents").Default(0).
+			Annotations(entgql.OrderField("LIFETIME_VALUE"),
+				entgql.Skip(entgql.SkipType, entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
+			Comment("The lifetime value in cents (rounded half away from zero), kept by a hook: the order and the comparisons by lifetime value, which a decimal stored as text (SQLite) cannot give."),
 		field.Bool("consent_marketing_email").Default(false).
 			Comment("Whether the customer agreed to marketing by e-mail."),
 		field.Bool("consent_marketing_sms").Default(false).
@@ -128,6 +132,9 @@ func (Customer) Indexes() []ent.Index {
 		index.Fields("tenant_id", "email_key").Unique(),
 		index.Fields("tenant_id", "external_id"),
 		index.Fields("tenant_id", "id"),
+		// The customers by lifetime value (GraphQL's LIFETIME_VALUE, GET
+		// /v1/customers?order_by=lifetime_value), the id breaking ties.
+		index.Fields("tenant_id", "lifetime_value_cents", "id"),
 	}
 }
 
@@ -142,8 +149,22 @@ func (Customer) Annotations() []schema.Annotation {
 }
 
 func (Customer) Hooks() []ent.Hook {
-	return []ent.Hook{keepEmailKey, keepNameSearch, keepBlindIndex("document", "document_index")}
+	return []ent.Hook{keepEmailKey, keepNameSearch, keepLifetimeValueCents, keepBlindIndex("document", "document_index")}
 }
+
+// keepLifetimeValueCents derives the lifetime value in cents that the
+// order and the comparisons by lifetime value read.
+func keepLifetimeValueCents(next ent.Mutator) ent.Mutator {
+	return hook.CustomerFunc(func(ctx context.Context, m *gen.CustomerMutation) (ent.Value, error) {
+		if v, ok := m.LifetimeValue(); ok {
+			m.SetLifetimeValueCents(cents(v))
+		}
+		return next.Mutate(ctx, m)
+	})
+}
+
+// cents is an amount in R$ in whole cents, rounded half away from zero.
+func cents(v decimal.Decimal) int64 { return v.Shift(2).Round(0).IntPart() }
 
 // keepNameSearch derives the folded name that search compares.
 func keepNameSearch(next ent.Mutator) ent.Mutator {

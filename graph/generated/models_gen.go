@@ -3,6 +3,10 @@
 package generated
 
 import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -643,6 +647,16 @@ type TenantSettingsInput struct {
 	CorsOrigins []string `json:"corsOrigins,omitempty"`
 }
 
+// A customer with what they paid and how many sales they made in a period.
+type TopCustomer struct {
+	// The customer.
+	Customer *ent.Customer `json:"customer"`
+	// What was payable for their sales in the period (cancelled ones left out), in R$.
+	Spend decimal.Decimal `json:"spend"`
+	// Their sales in the period, cancelled ones left out.
+	Sales int `json:"sales"`
+}
+
 // A change to a customer: only the fields given change; null clears an optional field.
 type UpdateCustomerInput struct {
 	// Identifier in the originating system, at most 128 characters; null removes it.
@@ -720,4 +734,62 @@ type WebhookEndpointSecret struct {
 	Endpoint *ent.WebhookEndpoint `json:"endpoint"`
 	// The signing secret, whsec_…: the HMAC-SHA256 key of the webhook-signature header.
 	Secret string `json:"secret"`
+}
+
+// What ranks the customers of topCustomers.
+type TopCustomersBy string
+
+const (
+	// What they paid, then how many sales.
+	TopCustomersBySpend TopCustomersBy = "SPEND"
+	// How many sales, then what they paid.
+	TopCustomersBySales TopCustomersBy = "SALES"
+)
+
+var AllTopCustomersBy = []TopCustomersBy{
+	TopCustomersBySpend,
+	TopCustomersBySales,
+}
+
+func (e TopCustomersBy) IsValid() bool {
+	switch e {
+	case TopCustomersBySpend, TopCustomersBySales:
+		return true
+	}
+	return false
+}
+
+func (e TopCustomersBy) String() string {
+	return string(e)
+}
+
+func (e *TopCustomersBy) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = TopCustomersBy(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid TopCustomersBy", str)
+	}
+	return nil
+}
+
+func (e TopCustomersBy) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *TopCustomersBy) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e TopCustomersBy) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
