@@ -1,0 +1,216 @@
+package customers
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/ent/segment"
+)
+
+// CustomerFilter narrows a customer list.
+type CustomerFilter struct {
+	SegmentID    string
+	Predictive   string // a predictive segment's key (v2)
+	CreatedAfter *time.Time
+	Search       string // name (accent- and case-insensitive), e-mail, CPF or external id
+	// MinLifetimeValue and MaxLifetimeValue bound the lifetime value, in
+	// whole cents (R$ with at most two decimal places), both included.
+	MinLifetimeValue, MaxLifetimeValue *decimal.Decimal
+	// OrderBy is "" (newest first) or "lifetime_value" (ties: newest
+	// first), in Direction: "desc" (the default) or "asc".
+	OrderBy, Direction string
+}
+
+// cents is a bound of the lifetime value in cents: an amount in R$ of at
+// most two decimal places.
+func cents(field string, v decimal.Decimal) (int64, error) {
+	c := v.Shift(2)
+	if !c.IsInteger() || c.Abs().GreaterThan(decimal.New(1, 15)) {
+		return 0, apperr.Invalid(field, "must be an amount in R$ with at most two decimal places")
+	}
+	return c.IntPart(), nil
+}
+
+// lifetimeValueOrder is the filter's order by lifetime value: its
+// predicates, the keyset predicate after a cursor (whose value is the
+// cents of the last customer's lifetime value) and the order; ok is false
+// for the default order.
+func lifetimeValueOrder(f CustomerFilter, after *ent.Cursor) (bounds []predicate.Customer, keyset predicate.Customer, order []customer.OrderOption, ok bool, err error) {
+	for _, b := range []struct {
+		field string
+		v     *decimal.Decimal
+		pred  func(int64) predicate.Customer
+	}{{"min_lifetime_value", f.MinLifetimeValue, customer.LifetimeValueCentsGTE}, {"max_lifetime_value", f.MaxLifetimeValue, customer.LifetimeValueCentsLTE}} {
+		if b.v == nil {
+			continue
+		}
+		c, err := cents(b.field, *b.v)
+		if err != nil {
+			return nil, nil, nil, false, err
+		}
+		bounds = append(bounds, b.pred(c))
+	}
+	badCursor := apperr.Invalid("cursor", "is not a cursor of this list; use next_cursor of the previous page")
+	switch f.OrderBy {
+	case "":
+		if after != nil && after.Value != nil { // a cursor of the list by value, or a tampered one
+			return nil, nil, nil, false, badCursor
+		}
+		return bounds, nil, nil, false, nil
+	case "lifetime_value":
+	default:
+		return nil, nil, nil, false, apperr.Invalid("order_by", "must be lifetime_value")
+	}
+	desc := true
+	switch f.Direction {
+	case "", "desc":
+	case "asc":
+		desc = false
+	default:
+		return nil, nil, nil, false, apperr.Invalid("direction", "must be asc or desc")
+	}
+	dir := sql.OrderDesc()
+	if !desc {
+		dir = sql.OrderAsc()
+	}
+	order = []customer.OrderOption{customer.ByLifetimeValueCents(dir), customer.ByID(sql.OrderDesc())}
+	if after == nil {
+		return bounds, nil, order, true, nil
+	}
+	v, isString := after.Value.(string)
+	last, perr := strconv.ParseInt(v, 10, 64)
+	if !isString || perr != nil {
+		return nil, nil, nil, false, badCursor
+	}
+	beyond := customer.LifetimeValueCentsLT(last)
+	if !desc {
+		beyond = customer.LifetimeValueCentsGT(last)
+	}
+	keyset = customer.Or(beyond, customer.And(customer.LifetimeValueCents(last), customer.IDLT(after.ID)))
+	return bounds, keyset, order, true, nil
+}
+
+// ListCustomers returns a page of the viewer's customers, newest first, with
+// the total over the filtered set. Cursors are keyset positions, stable under
+// inserts. Without a filter the total is the tenant's customer count, kept by
+// the database (migration 0008), so neither the page nor the total costs more
+// at a million customers than at ten thousand.
+func (a *Service) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cursor, first int) (*ent.CustomerConnection, error) {
+	if err := Policy.Allow(ctx, "ListCustomers"); err != nil {
+		return nil, err
+	}
+	if err := kernel.Guarded("", f); err != nil {
+		return nil, err
+	}
+	if err := kernel.CheckLimit(first); err != nil {
+		return nil, err
+	}
+	filters, keyset, order, byValue, err := lifetimeValueOrder(f, after)
+	if err != nil {
+		return nil, err
+	}
+	if f.SegmentID != "" {
+		filters = append(filters, customer.HasSegmentsWith(segment.ID(f.SegmentID)))
+	}
+	if f.CreatedAfter != nil {
+		filters = append(filters, customer.CreatedAtGT(f.CreatedAfter.UTC()))
+	}
+	if f.Predictive != "" {
+		members, err := a.Insights.PredictiveMembers(ctx, f.Predictive)
+		if err != nil {
+			return nil, err
+		}
+		filters = append(filters, members)
+	}
+	tenantID, err := kernel.ViewerTenant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	search, err := a.searchCustomers(ctx, f.Search, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	if search != nil {
+		filters = append(filters, search)
+	}
+	conn := &ent.CustomerConnection{Edges: []*ent.CustomerEdge{}}
+	page := func(c *ent.Client) error {
+		// Erased customers leave the lists (and the tenant's count).
+		q := c.Customer.Query().Where(append(filters, customer.ErasedAtIsNil())...)
+		filtered := q.Clone()
+		// Ids are time-ordered (ULIDs), so id order is creation order and the
+		// keyset predicate is a plain id < cursor on the (tenant_id, id) index;
+		// by lifetime value, (cents, id) on (tenant_id, lifetime_value_cents, id).
+		switch {
+		case byValue:
+			if keyset != nil {
+				q.Where(keyset)
+			}
+			q.Order(order...)
+		case after != nil:
+			q.Where(customer.IDLT(after.ID))
+			fallthrough
+		default:
+			q.Order(ent.Desc(customer.FieldID))
+		}
+		nodes, err := q.WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) }).
+			Limit(first + 1).All(ctx)
+		if err != nil {
+			return err
+		}
+		conn.PageInfo.HasPreviousPage = after != nil
+		if len(nodes) > first {
+			conn.PageInfo.HasNextPage = true
+			nodes = nodes[:first]
+		}
+		for _, n := range nodes {
+			cursor := ent.Cursor{ID: n.ID}
+			if byValue {
+				cursor.Value = strconv.FormatInt(n.LifetimeValueCents, 10)
+			}
+			conn.Edges = append(conn.Edges, &ent.CustomerEdge{Node: n, Cursor: cursor})
+		}
+		conn.TotalCount, err = a.customerTotal(ctx, len(filters) == 0, filtered, conn)
+		return err
+	}
+	if len(filters) == 0 {
+		err = page(a.DB.Ent)
+	} else {
+		// How selective a filter is depends on its value (a rare name, a
+		// common surname, a small segment): see WithCustomPlans.
+		err = a.DB.WithCustomPlans(ctx, page)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if n := len(conn.Edges); n > 0 {
+		conn.PageInfo.StartCursor, conn.PageInfo.EndCursor = &conn.Edges[0].Cursor, &conn.Edges[n-1].Cursor
+	}
+	return conn, nil
+}
+
+// customerTotal is the size of the filtered set: the tenant's customer count
+// when nothing filters it, the page itself when it is the first and last
+// (a selective search needs no second query), a count otherwise.
+func (a *Service) customerTotal(ctx context.Context, unfiltered bool, filtered *ent.CustomerQuery, page *ent.CustomerConnection) (int, error) {
+	switch {
+	case unfiltered:
+		t, err := a.ViewerTenant(ctx)
+		if err != nil {
+			return 0, err
+		}
+		return int(t.CustomerCount), nil
+	case !page.PageInfo.HasPreviousPage && !page.PageInfo.HasNextPage:
+		return len(page.Edges), nil
+	}
+	return filtered.Count(ctx)
+}
