@@ -154,6 +154,7 @@ var graphQLProbes = map[string]string{
 	"Query.events":               `{ events { totalCount } }`,
 	"Query.customersByLevel":     `{ customersByLevel { level customers } }`,
 	"Query.activeCustomers":      `{ activeCustomers(from: "2020-01-01T00:00:00Z", to: "2099-01-01T00:00:00Z") }`,
+	"Query.topCustomers":         `{ topCustomers(from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z") { sales } }`,
 	"Query.salesByStoreDay":      `{ salesByStoreDay(from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z") { day sales amount } }`,
 	"Query.pointsLiabilityByDay": `{ pointsLiabilityByDay(from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z") { day points } }`,
 	"Query.customerImport":       `{ customerImport(id: "imp_00000000000000000000000000") { status } }`,

@@ -142,6 +142,8 @@ func unsealSigningKeys(t *testing.T, dbURL string) {
 		`ALTER TABLE tenants DROP COLUMN points_spend_max_share_silver`, // 0040
 		`ALTER TABLE tenants DROP COLUMN points_spend_max_share_gold`,
 		`ALTER TABLE tenants DROP COLUMN points_spend_max_share_diamond`,
+		`DROP INDEX IF EXISTS customer_tenant_id_lifetime_value_cents_id`, // 0047
+		`ALTER TABLE customers DROP COLUMN lifetime_value_cents`,
 		// what one dropped comes back (0044)
 		`ALTER TABLE validation_tokens ADD COLUMN token_hash text NULL`,
 		`ALTER TABLE validation_tokens ADD COLUMN cart text NULL`,
