@@ -1115,6 +1115,7 @@ export type CustomerOrder = {
 export type CustomerOrderField =
   | 'CREATED_AT'
   | 'LEVEL'
+  | 'LIFETIME_VALUE'
   | 'NAME'
   | 'POINTS_BALANCE'
   | 'UPDATED_AT';
@@ -1512,6 +1513,15 @@ export type CustomerWhereInput = {
   levelNotIn?: InputMaybe<Array<CustomerLevel>>;
   /** lifetime_value field predicates */
   lifetimeValue?: InputMaybe<Scalars['Decimal']['input']>;
+  /** lifetime_value_cents field predicates */
+  lifetimeValueCents?: InputMaybe<Scalars['Int']['input']>;
+  lifetimeValueCentsGT?: InputMaybe<Scalars['Int']['input']>;
+  lifetimeValueCentsGTE?: InputMaybe<Scalars['Int']['input']>;
+  lifetimeValueCentsIn?: InputMaybe<Array<Scalars['Int']['input']>>;
+  lifetimeValueCentsLT?: InputMaybe<Scalars['Int']['input']>;
+  lifetimeValueCentsLTE?: InputMaybe<Scalars['Int']['input']>;
+  lifetimeValueCentsNEQ?: InputMaybe<Scalars['Int']['input']>;
+  lifetimeValueCentsNotIn?: InputMaybe<Array<Scalars['Int']['input']>>;
   lifetimeValueGT?: InputMaybe<Scalars['Decimal']['input']>;
   lifetimeValueGTE?: InputMaybe<Scalars['Decimal']['input']>;
   lifetimeValueIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
@@ -3653,6 +3663,13 @@ export type TenantWhereInput = {
   updatedAtNEQ?: InputMaybe<Scalars['Time']['input']>;
   updatedAtNotIn?: InputMaybe<Array<Scalars['Time']['input']>>;
 };
+
+/** What ranks the customers of topCustomers. */
+export type TopCustomersBy =
+  /** How many sales, then what they paid. */
+  | 'SALES'
+  /** What they paid, then how many sales. */
+  | 'SPEND';
 
 /** A change to a customer: only the fields given change; null clears an optional field. */
 export type UpdateCustomerInput = {
