@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"entgo.io/ent/dialect"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,28 +53,8 @@ const (
 // parallel: it runs alone, before the package's parallel tests.
 func TestFairAcrossTenants(t *testing.T) {
 	for _, d := range storagetest.Dialects() {
-		t.Run(d, func(t *testing.T) { fairAcrossTenants(t, fairOpen(t, d)) })
+		t.Run(d, func(t *testing.T) { fairAcrossTenants(t, storagetest.Open(t, d)) })
 	}
-}
-
-// fairOpen opens a fresh database of dialect d. On PostgreSQL its commits
-// do not wait for the disk (synchronous_commit off: what a crash would
-// lose is no concern of this test), so that 20,000 sales' transactions
-// measure the queue's order rather than the shared machine's fsyncs.
-func fairOpen(t *testing.T, d string) *storage.DB {
-	t.Helper()
-	u := storagetest.URL(t, d, true)
-	db, err := storage.Open(context.Background(), u)
-	require.NoError(t, err)
-	if d == dialect.Postgres {
-		_, err = db.SQL.Exec(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET synchronous_commit = off', current_database()); END $$`)
-		require.NoError(t, err)
-		require.NoError(t, db.Close())
-		db, err = storage.Open(context.Background(), u)
-		require.NoError(t, err)
-	}
-	t.Cleanup(func() { require.NoError(t, db.Close()) })
-	return db
 }
 
 // fairAcrossTenants is TestFairAcrossTenants on db.

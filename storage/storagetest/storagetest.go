@@ -172,8 +172,22 @@ func create(t testing.TB, admin, template, name string) {
 	require.NoError(t, err)
 	_, err = conn.ExecContext(ctx, `CREATE DATABASE `+name+` TEMPLATE `+template)
 	_, _ = conn.ExecContext(ctx, `SELECT pg_advisory_unlock(4242)`)
+	if err == nil {
+		err = commitsWithoutDisk(ctx, conn, name)
+	}
 	conn.Close()
 	require.NoError(t, err)
+}
+
+// commitsWithoutDisk has the test database name commit without waiting for
+// the disk (synchronous_commit off): a test database is dropped at the end
+// of its test and what a server crash would lose is no test's concern, while
+// thousands of fsyncs would measure the shared machine's disk instead of the
+// code. A setting of the database, not copied by CREATE DATABASE, so each
+// one is given it.
+func commitsWithoutDisk(ctx context.Context, conn *sql.Conn, name string) error {
+	_, err := conn.ExecContext(ctx, `ALTER DATABASE `+name+` SET synchronous_commit = off`)
+	return err
 }
 
 func adminURL(t testing.TB) string {
@@ -444,6 +458,7 @@ func migratedTemplate(t testing.TB, admin string) string {
 		_, _ = conn.ExecContext(ctx, `DROP DATABASE IF EXISTS `+tmp+` WITH (FORCE)`)
 		_, err = conn.ExecContext(ctx, `CREATE DATABASE `+tmp+` TEMPLATE template0`)
 		require.NoError(t, err)
+		require.NoError(t, commitsWithoutDisk(ctx, conn, tmp))
 		mdb, err := storage.Open(ctx, withDatabase(admin, tmp))
 		require.NoError(t, err)
 		_, err = mdb.Migrate(ctx, quietLogger())
