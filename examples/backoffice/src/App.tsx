@@ -7,6 +7,9 @@ import { LiveFeed, LiveSalesProvider } from "./LiveSales";
 import { Customers } from "./Customers";
 import { Customer } from "./Customer";
 import { Campaign, Campaigns } from "./Campaigns";
+import { NewCampaign } from "./CampaignForm";
+import { Dashboard } from "./Dashboard";
+import { Settings } from "./Settings";
 import { href, useRoute } from "./route";
 
 export function App() {
@@ -51,11 +54,17 @@ function SignedIn({ session, onSignOut }: { session: Session; onSignOut: () => v
         <header>
           <strong>Fideliza</strong> <span className="muted">{session.tenantName}</span>
           <nav>
+            <a href={href({ page: "dashboard" })} aria-current={route.page === "dashboard"}>
+              Dashboard
+            </a>
             <a href={href({ page: "customers", search: "" })} aria-current={route.page.startsWith("customer")}>
               Customers
             </a>
             <a href={href({ page: "campaigns" })} aria-current={route.page.startsWith("campaign")}>
               Campaigns
+            </a>
+            <a href={href({ page: "settings" })} aria-current={route.page === "settings"}>
+              Settings
             </a>
           </nav>
           <button className="link-button" onClick={onSignOut}>
@@ -68,6 +77,9 @@ function SignedIn({ session, onSignOut }: { session: Session; onSignOut: () => v
             {route.page === "customer" && <Customer id={route.id} />}
             {route.page === "campaigns" && <Campaigns />}
             {route.page === "campaign" && <Campaign id={route.id} />}
+            {route.page === "campaign-new" && <NewCampaign from={route.from} />}
+            {route.page === "dashboard" && <Dashboard />}
+            {route.page === "settings" && <Settings />}
           </main>
           <LiveFeed link={link} />
         </div>

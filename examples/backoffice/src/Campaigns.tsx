@@ -1,5 +1,5 @@
 import { useMemo, useState } from "react";
-import { useQuery } from "urql";
+import { useMutation, useQuery } from "urql";
 import { graphql } from "./gql";
 import { brl, day } from "./format";
 import { href } from "./route";
@@ -56,12 +56,44 @@ const CampaignPage = graphql(`
   }
 `);
 
+const PauseCampaign = graphql(`
+  mutation PauseCampaign($id: ID!) {
+    pauseCampaign(id: $id) {
+      id
+      status
+    }
+  }
+`);
+
+const ResumeCampaign = graphql(`
+  mutation ResumeCampaign($id: ID!) {
+    resumeCampaign(id: $id) {
+      id
+      status
+    }
+  }
+`);
+
+const EndCampaign = graphql(`
+  mutation EndCampaign($id: ID!) {
+    endCampaign(id: $id) {
+      id
+      status
+    }
+  }
+`);
+
 // Campaigns lists the tenant's campaigns, latest start first.
 export function Campaigns() {
   const [{ data, fetching, error }] = useQuery({ query: CampaignList });
   return (
     <section>
       <h1>Campaigns</h1>
+      <p>
+        <a className="button" href={href({ page: "campaign-new", from: "" })}>
+          New campaign
+        </a>
+      </p>
       <Problem error={error} />
       {fetching && <p className="muted">Loading…</p>}
       {data && (
@@ -135,6 +167,7 @@ export function Campaign({ id }: { id: string }) {
             {c.storeGroups && ` · regions ${c.storeGroups.join(", ")}`}
           </p>
           {c.description && <p>{c.description}</p>}
+          <Actions id={c.id} status={c.status} />
           <div className="periods" role="group" aria-label="Period">
             {periods.map((p) => (
               <button key={p.days} aria-pressed={days === p.days} onClick={() => setDays(p.days)}>
@@ -171,5 +204,39 @@ export function Campaign({ id }: { id: string }) {
         </>
       )}
     </section>
+  );
+}
+
+// Actions change a campaign's status: pause and resume it, or end it for
+// good; a copy starts a new campaign from its settings.
+function Actions({ id, status }: { id: string; status: string }) {
+  const [pausing, pause] = useMutation(PauseCampaign);
+  const [resuming, resume] = useMutation(ResumeCampaign);
+  const [ending, end] = useMutation(EndCampaign);
+  const busy = pausing.fetching || resuming.fetching || ending.fetching;
+  return (
+    <div className="actions">
+      {(status === "active" || status === "scheduled") && (
+        <button disabled={busy} onClick={() => void pause({ id })}>
+          Pause
+        </button>
+      )}
+      {status === "paused" && (
+        <button disabled={busy} onClick={() => void resume({ id })}>
+          Resume
+        </button>
+      )}
+      {status !== "ended" && (
+        <button
+          className="danger"
+          disabled={busy}
+          onClick={() => confirm("End this campaign for good? It cannot be resumed.") && void end({ id })}
+        >
+          End
+        </button>
+      )}
+      <a href={href({ page: "campaign-new", from: id })}>Copy into a new campaign</a>
+      <Problem error={pausing.error ?? resuming.error ?? ending.error} />
+    </div>
   );
 }

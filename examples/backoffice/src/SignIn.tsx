@@ -1,7 +1,8 @@
-import { useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 import { graphql } from "./gql";
 import { httpClient } from "./client";
 import { defaultApiBase, type Session } from "./session";
+import { finishSignIn, returning, sso, startSignIn } from "./sso";
 
 const WhoAmI = graphql(`
   query WhoAmI {
@@ -16,36 +17,74 @@ const WhoAmI = graphql(`
   }
 `);
 
-// SignIn takes the API's base URL and a back-office user token, and checks
-// the token by reading the user's tenant before keeping it.
+// refused is the answer of accept when the API answered 401 to every token.
+const refused = "refused";
+
+// accept tries tokens in turn against the API at base by reading the user's
+// tenant: the session of the first it accepts, else refused or what went
+// wrong.
+async function accept(base: string, tokens: string[]): Promise<Session | string> {
+  let why = refused;
+  for (const token of tokens) {
+    const r = await httpClient(base, token).query(WhoAmI, {}).toPromise();
+    const tenant = r.data?.tenants.edges?.[0]?.node;
+    if (!r.error && tenant) return { apiBase: base, token, tenantName: tenant.name };
+    if (r.error?.response?.status !== 401) why = r.error?.message ?? "The token sees no tenant.";
+  }
+  return why;
+}
+
+// SignIn takes the API's base URL and a back-office user token, or, when an
+// OpenID provider is configured, signs in there; a token is checked by
+// reading the user's tenant before it is kept.
 export function SignIn({ onSignIn }: { onSignIn: (s: Session) => void }) {
   const [apiBase, setApiBase] = useState(defaultApiBase);
   const [token, setToken] = useState("");
   const [error, setError] = useState("");
-  const [busy, setBusy] = useState(false);
+  const [busy, setBusy] = useState(returning);
+
+  // Back from the provider: its token, checked like a pasted one (once: the
+  // first render's onSignIn does).
+  useEffect(() => {
+    if (!returning()) return;
+    finishSignIn()
+      .then(async ({ apiBase: base, tokens }) => {
+        setApiBase(base);
+        const s = await accept(base, tokens);
+        if (typeof s !== "string") return onSignIn(s);
+        setError(
+          s === refused
+            ? `The API refused the provider's token: is it started with --oidc-issuer ${sso?.issuer} and an --oidc-audience the token carries?`
+            : s,
+        );
+      })
+      .catch((err) => setError(`The sign-in at the provider failed: ${err instanceof Error ? err.message : String(err)}`))
+      .finally(() => setBusy(false));
+  }, []);
 
   async function submit(e: FormEvent) {
     e.preventDefault();
     setBusy(true);
     setError("");
-    const t = token.trim().replace(/^Bearer\s+/i, "");
     const base = apiBase.trim().replace(/\/+$/, "");
     try {
-      const r = await httpClient(base, t).query(WhoAmI, {}).toPromise();
-      const tenant = r.data?.tenants.edges?.[0]?.node;
-      if (r.error || !tenant) {
-        const status = r.error?.response?.status;
-        setError(
-          status === 401
-            ? "The API refused the token: mint a new one with `fideliza user token`."
-            : (r.error?.message ?? "The token sees no tenant."),
-        );
-        return;
-      }
-      onSignIn({ apiBase: base, token: t, tenantName: tenant.name });
+      const s = await accept(base, [token.trim().replace(/^Bearer\s+/i, "")]);
+      if (typeof s !== "string") return onSignIn(s);
+      setError(s === refused ? "The API refused the token: mint a new one with `fideliza user token`." : s);
     } catch (err) {
       setError(`Cannot reach ${base}: ${String(err)}`);
     } finally {
+      setBusy(false);
+    }
+  }
+
+  async function single() {
+    setBusy(true);
+    setError("");
+    try {
+      await startSignIn(apiBase.trim().replace(/\/+$/, ""));
+    } catch (err) {
+      setError(`Cannot reach the provider ${sso?.issuer}: ${err instanceof Error ? err.message : String(err)}`);
       setBusy(false);
     }
   }
@@ -58,6 +97,14 @@ export function SignIn({ onSignIn }: { onSignIn: (s: Session) => void }) {
           API base URL
           <input value={apiBase} onChange={(e) => setApiBase(e.target.value)} required type="url" />
         </label>
+        {sso && (
+          <>
+            <button type="button" onClick={single} disabled={busy}>
+              Sign in with SSO
+            </button>
+            <p className="muted">or with a user token:</p>
+          </>
+        )}
         <label>
           User token
           <textarea
@@ -68,7 +115,11 @@ export function SignIn({ onSignIn }: { onSignIn: (s: Session) => void }) {
             placeholder="fideliza user token --tenant <tenant-id> --public-url <API base URL>"
           />
         </label>
-        {error && <p className="error" role="alert">{error}</p>}
+        {error && (
+          <p className="error" role="alert">
+            {error}
+          </p>
+        )}
         <button type="submit" disabled={busy}>
           Sign in
         </button>
