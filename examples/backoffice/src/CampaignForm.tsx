@@ -115,10 +115,10 @@ interface Copy {
   budgetTotal?: string | null;
 }
 
-// draft is a new campaign from now for 30 days, with the settings of the
+// draft is a new campaign from this minute for 30 days, with the settings of the
 // campaign it copies, if any.
 function draft(c: Copy | null): Draft {
-  const start = new Date(Math.ceil(Date.now() / 60_000) * 60_000);
+  const start = new Date(Math.floor(Date.now() / 60_000) * 60_000);
   const text = (v: string | number | null | undefined) => (v === null || v === undefined ? "" : String(v));
   return {
     name: c ? `${c.name} (copy)` : "",

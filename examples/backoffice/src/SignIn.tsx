@@ -47,19 +47,21 @@ export function SignIn({ onSignIn }: { onSignIn: (s: Session) => void }) {
   // first render's onSignIn does).
   useEffect(() => {
     if (!returning()) return;
-    finishSignIn()
-      .then(async ({ apiBase: base, tokens }) => {
-        setApiBase(base);
-        const s = await accept(base, tokens);
+    void finishSignIn().then(async (r) => {
+      if (r.apiBase) setApiBase(r.apiBase);
+      if ("error" in r) {
+        setError(`The sign-in at the provider failed: ${r.error}`);
+      } else {
+        const s = await accept(r.apiBase, r.tokens).catch((err) => `Cannot reach ${r.apiBase}: ${String(err)}`);
         if (typeof s !== "string") return onSignIn(s);
         setError(
           s === refused
             ? `The API refused the provider's token: is it started with --oidc-issuer ${sso?.issuer} and an --oidc-audience the token carries?`
             : s,
         );
-      })
-      .catch((err) => setError(`The sign-in at the provider failed: ${err instanceof Error ? err.message : String(err)}`))
-      .finally(() => setBusy(false));
+      }
+      setBusy(false);
+    });
   }, []);
 
   async function submit(e: FormEvent) {

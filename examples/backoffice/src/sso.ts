@@ -1,4 +1,4 @@
-import { OidcClient, WebStorageStateStore } from "oidc-client-ts";
+import { ErrorResponse, OidcClient, WebStorageStateStore } from "oidc-client-ts";
 
 // Sign-in at the company's OpenID provider (SSO), offered when the build
 // names one: VITE_OIDC_ISSUER, the provider's issuer (the API's
@@ -40,19 +40,29 @@ export function returning(): boolean {
   return sso !== null && q.has("state") && (q.has("code") || q.has("error"));
 }
 
-let finishing: Promise<{ apiBase: string; tokens: string[] }> | null = null;
+// The outcome of a sign-in at the provider: the API's base URL chosen before
+// it, and the tokens to try (in order) or why there are none.
+export type Returned = { apiBase: string; tokens: string[] } | { apiBase?: string; error: string };
+
+let finishing: Promise<Returned> | null = null;
 
 // finishSignIn redeems the provider's code (once, however often it is
 // called) and takes it off the address bar. tokens are the candidates for
 // the API, in order: the access token (when the provider issues JWTs for the
 // API's --oidc-audience), then the ID token (its aud is this app's client id).
-export function finishSignIn(): Promise<{ apiBase: string; tokens: string[] }> {
+export function finishSignIn(): Promise<Returned> {
   finishing ??= client()
     .processSigninResponse(location.href)
-    .then((r) => ({
-      apiBase: (r.userState as { apiBase: string }).apiBase,
-      tokens: [r.access_token, r.id_token].filter((t): t is string => Boolean(t)),
-    }))
+    .then(
+      (r): Returned => ({
+        apiBase: (r.userState as { apiBase: string }).apiBase,
+        tokens: [r.access_token, r.id_token].filter((t): t is string => Boolean(t)),
+      }),
+      (err: unknown): Returned => ({
+        apiBase: err instanceof ErrorResponse ? (err.state as { apiBase?: string } | undefined)?.apiBase : undefined,
+        error: err instanceof Error ? err.message : String(err),
+      }),
+    )
     .finally(() => history.replaceState(null, "", location.pathname));
   return finishing;
 }

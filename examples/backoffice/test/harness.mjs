@@ -1,7 +1,8 @@
 // The parts the tests drive, started as a person would: `fideliza serve
-// --demo` on a fresh embedded SQLite database, and the built app served by
-// `vite preview` on another loopback port, so that every call the app makes
-// is cross-origin.
+// --demo` on a fresh embedded SQLite database, accepting the tokens of a
+// fake OpenID provider too, and the built app served by `vite preview` on
+// another loopback port, so that every call the app makes is cross-origin;
+// and the app built for that provider (SSO) on a third port.
 import { spawn, execFile } from "node:child_process";
 import { once } from "node:events";
 import { existsSync } from "node:fs";
@@ -10,6 +11,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
+import { startProvider } from "./idp.mjs";
 
 const run = promisify(execFile);
 const here = resolve(import.meta.dirname, "..");
@@ -60,6 +62,26 @@ async function stop(child) {
   clearTimeout(timer);
 }
 
+// ssoClientID is the app's client at the provider, and so the audience the
+// API requires of the provider's tokens (its ID tokens name the client).
+export const ssoClientID = "fideliza-backoffice";
+
+// preview serves a built app (outDir) on port with `vite preview`, the port
+// given as BACKOFFICE_PORT as the README says.
+async function preview(outDir, port) {
+  const vite = join(here, "node_modules", ".bin", "vite");
+  const child = spawn(vite, ["preview", "--outDir", outDir], {
+    cwd: here,
+    env: { ...process.env, BACKOFFICE_PORT: String(port) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const out = capture(child);
+  const url = `http://127.0.0.1:${port}`;
+  const ready = until(`vite preview of ${outDir}`, 60_000, async () => ((await fetch(url)).ok ? true : undefined),
+    () => out.exit !== null && `vite preview exited (${out.exit}):\n${out.stderr}`);
+  return { child, url, ready };
+}
+
 // binary is FIDELIZA_BIN, else the binary built from this checkout.
 async function binary(dir) {
   if (process.env.FIDELIZA_BIN) return process.env.FIDELIZA_BIN;
@@ -68,36 +90,50 @@ async function binary(dir) {
   return bin;
 }
 
-// startStack starts the API and the app; stop() ends both and removes the
-// temporary data directory.
+// startStack starts the provider, the API and the apps; stop() ends them and
+// removes the temporary data directory.
 export async function startStack() {
   const dist = join(here, "dist", "index.html");
   if (!existsSync(dist)) throw new Error("no dist/: run `npm run build` before `npm test`");
   const dir = await mkdtemp(join(tmpdir(), "fideliza-backoffice-"));
   const children = [];
+  let idp;
   const stack = {
     async stop() {
       await Promise.all(children.map(stop));
+      await idp?.stop();
       await rm(dir, { recursive: true, force: true });
     },
   };
   try {
     const t0 = performance.now();
+    idp = await startProvider();
     const bin = await binary(dir);
     const built = performance.now();
-    const [apiPort, appPort] = [await freePort(), await freePort()];
+    const [apiPort, appPort, ssoPort] = [await freePort(), await freePort(), await freePort()];
     const api = `http://127.0.0.1:${apiPort}`;
     const app = `http://127.0.0.1:${appPort}`;
+    const ssoApp = `http://127.0.0.1:${ssoPort}`;
     const db = ["--database-url", `sqlite://${join(dir, "fideliza.db")}`];
 
     const serve = spawn(
       bin,
-      [...db, "--json", "serve", "--demo", "--addr", `127.0.0.1:${apiPort}`, "--cors-origins", app],
+      [...db, "--json", "serve", "--demo", "--addr", `127.0.0.1:${apiPort}`, "--cors-origins", `${app},${ssoApp}`,
+        "--oidc-issuer", idp.url, "--oidc-audience", ssoClientID],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     children.push(serve);
     const served = capture(serve);
     const exited = () => served.exit !== null && `serve exited (${served.exit}):\n${served.stderr}`;
+
+    // The app for the provider, built while the demo's year plays.
+    const ssoDist = join(dir, "dist-sso");
+    await run(join(here, "node_modules", ".bin", "vite"), ["build", "--outDir", ssoDist, "--emptyOutDir"], {
+      cwd: here,
+      env: { ...process.env, VITE_OIDC_ISSUER: idp.url, VITE_OIDC_CLIENT_ID: ssoClientID },
+      maxBuffer: 1 << 24,
+    });
+
     // Ready: /readyz answers 200 and the demo's credentials are printed.
     const demo = await until("serve --demo ready", readyTimeout, async () => {
       const r = await fetch(`${api}/readyz`);
@@ -110,25 +146,20 @@ export async function startStack() {
     const { stdout } = await run(bin, [...db, "--json", "--public-url", api, "user", "token", "--tenant", demo.tenant_id]);
     const token = JSON.parse(stdout).access_token;
 
-    const vite = join(here, "node_modules", ".bin", "vite");
-    const preview = spawn(vite, ["preview", "--host", "127.0.0.1", "--port", String(appPort), "--strictPort"], {
-      cwd: here,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    children.push(preview);
-    const previewed = capture(preview);
-    await until("vite preview", 60_000, async () => ((await fetch(app)).ok ? true : undefined),
-      () => previewed.exit !== null && `vite preview exited (${previewed.exit}):\n${previewed.stderr}`);
+    const previews = [await preview(join(here, "dist"), appPort), await preview(ssoDist, ssoPort)];
+    children.push(...previews.map((p) => p.child));
+    await Promise.all(previews.map((p) => p.ready));
 
-    return Object.assign(stack, { api, app, token, demo, logs: () => served.stderr });
+    return Object.assign(stack, { api, app, ssoApp, idp, token, demo, logs: () => served.stderr });
   } catch (err) {
     await stack.stop();
     throw err;
   }
 }
 
-// Bruno Lima, a customer of the demo (docs/guides/pos-interface.md).
-export const bruno = { name: "Bruno Lima", cpf: "111.444.777-35" };
+// A customer of the demo with a year of purchases, the one the README
+// names (the demo's year is played from a fixed seed).
+export const customer = { name: "Mariana Martins Freitas", cpf: "510.012.327-39" };
 
 let receipts = 0;
 
