@@ -1,9 +1,10 @@
-import { useState, type FormEvent, type ReactNode } from "react";
+import { useState, type FormEvent } from "react";
 import { useMutation, useQuery } from "urql";
 import { graphql } from "./gql";
 import type { CampaignDiscountMode, CampaignType, CreateCampaignInput } from "./gql/graphql";
 import { href } from "./route";
 import { Problem } from "./Problem";
+import { Field } from "./Field";
 import { nodes } from "./connection";
 
 const CampaignOptions = graphql(`
@@ -316,14 +317,5 @@ function CampaignEditor(props: {
         </div>
       </form>
     </section>
-  );
-}
-
-export function Field({ label, children }: { label: string; children: ReactNode }) {
-  return (
-    <label className="field">
-      <span>{label}</span>
-      {children}
-    </label>
   );
 }

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from "react";
 import { useMutation, useQuery } from "urql";
 import { graphql } from "./gql";
 import type { SettingsFragment, TenantSettingsInput } from "./gql/graphql";
-import { Field } from "./CampaignForm";
+import { Field } from "./Field";
 import { Problem } from "./Problem";
 import { nodes } from "./connection";
 
