@@ -80,7 +80,7 @@ export function SignIn({ onSignIn }: { onSignIn: (s: Session) => void }) {
     }
   }
 
-  async function single() {
+  async function signInAtProvider() {
     setBusy(true);
     setError("");
     try {
@@ -101,7 +101,7 @@ export function SignIn({ onSignIn }: { onSignIn: (s: Session) => void }) {
         </label>
         {sso && (
           <>
-            <button type="button" onClick={single} disabled={busy}>
+            <button type="button" onClick={signInAtProvider} disabled={busy}>
               Sign in with SSO
             </button>
             <p className="muted">or with a user token:</p>
