@@ -386,6 +386,11 @@ func (a *year) demoUpkeep(ctx context.Context, day int, monthStart bool) error {
 		return err
 	}
 	if day%7 == 6 {
+		// The year fills empty tables: the planner learns their sizes
+		// weekly (storage.RefreshStatistics).
+		if err := a.DB.RefreshStatistics(ctx); err != nil {
+			return err
+		}
 		if err := a.Loyalty.ExpirePoints(ctx); err != nil {
 			return err
 		}
