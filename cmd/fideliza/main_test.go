@@ -372,6 +372,7 @@ func TestServeDemo(t *testing.T) {
 			require.Contains(t, stdout.String(), "Stores: [LOJA-01 LOJA-02 LOJA-03", "the banner names the demo's stores")
 			require.Contains(t, stdout.String(), "LOJA-12]")
 			requireBannerCallsWork(t, stdout.String(), logs)
+			requireBannerAnalystCalls(t, base, stdout.String(), logs)
 			requirePanelSignIn(t, base, u, stdout.String(), logs)
 
 			for _, path := range []string{"/healthz", "/readyz"} {
