@@ -108,7 +108,9 @@ func requireBannerAnalystCalls(t *testing.T, base, banner string, logs *syncBuff
 		require.Positive(t, r.Sales, "a row of a store and day with sales")
 		days[r.Day], stores[r.Store.Code] = true, true
 	}
-	require.GreaterOrEqual(t, len(days), 7, "sales on each of the last 7 days: %s", out[1])
+	// The year ends at the start of the tenant's day of its end, which
+	// holds no sale: six whole days and the end of a seventh.
+	require.GreaterOrEqual(t, len(days), 6, "sales on each day of the last 7: %s", out[1])
 	require.Len(t, stores, 12, "sales at every store in 7 days")
 
 	var top struct {
