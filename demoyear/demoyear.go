@@ -183,10 +183,15 @@ func play(ctx context.Context, a *app.App, tenantID string, end time.Time, size 
 	}
 	receipt := demoFirstReceipt
 	returns := map[int][]demoEvent{}
+	started := time.Now()
 	for day := range size.days {
 		morning := first.AddDate(0, 0, day).Add(7 * time.Hour)
 		setClock(morning)
-		if err := y.demoUpkeep(ctx, day, first.AddDate(0, 0, day).In(loc).Day() == 1); err != nil {
+		monthStart := first.AddDate(0, 0, day).In(loc).Day() == 1
+		if monthStart && day > 0 {
+			logProgress(a, tenantID, first.AddDate(0, 0, day-1), day, size.days, receipt-demoFirstReceipt, started)
+		}
+		if err := y.demoUpkeep(ctx, day, monthStart); err != nil {
 			return err
 		}
 		if err := y.demoJoin(tctx, shoppers, day); err != nil {
@@ -258,6 +263,15 @@ func play(ctx context.Context, a *app.App, tenantID string, end time.Time, size 
 	// An audience, kept by its rule from now on: regulars drifting away.
 	_, err = y.Customers.CreateSegment(tctx, customers.SegmentInput{Name: opt.Of("Regulares esfriando").Ptr(), Description: &demoAudienceText, Rule: &DemoAudienceRule})
 	return err
+}
+
+// logProgress logs, at the end of a month of the history, how much of it
+// is played: the year of serve --demo takes a minute or more, and says so
+// as it goes.
+func logProgress(a *app.App, tenantID string, through time.Time, played, days, purchases int, started time.Time) {
+	a.Logger().Info("demo history: "+through.Format("January 2006")+" played",
+		"tenant", tenantID, "percent", played*100/days, "days_played", played, "days", days,
+		"purchases", purchases, "seconds", int(time.Since(started).Seconds()))
 }
 
 // DemoAudienceRule is the rule of the demo's audience (the guide

@@ -1,18 +1,25 @@
 package demoyear_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/app/pos"
+	"github.com/fideliza/fideliza/demoyear"
 	"github.com/fideliza/fideliza/demoyear/demotest"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/salepayment"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
 
@@ -56,3 +63,45 @@ func TestLivingDemoIsDeterministic(t *testing.T) {
 // outstanding and sales paid with points of the year ending on 25 November
 // 2026 at 15:00 UTC.
 var livingDemoFigures = [5]int{2004, 10761, 748, 1223642, 1005}
+
+// TestHistoryLogsItsProgress: the history logs a line as each month is
+// played, saying how much of it is (serve --demo's year takes a minute or
+// more); here a sandbox's 90 days from 27 August.
+func TestHistoryLogsItsProgress(t *testing.T) {
+	t.Parallel()
+	end := time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC)
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		e := apptest.New(t, db, apptest.WithClock(func() time.Time { return end }), apptest.WithHistory(demoyear.Play))
+		var logs bytes.Buffer
+		e.App.Log = slog.New(slog.NewJSONHandler(&logs, nil))
+		require.NoError(t, e.App.Backoffice.SeedDemoTenant(viewer.SystemContext(context.Background()), e.TenantID))
+
+		type progress struct {
+			Msg, Tenant              string
+			Percent, Days, Purchases int
+			DaysPlayed               int `json:"days_played"`
+		}
+		var got []progress
+		dec := json.NewDecoder(&logs)
+		for dec.More() {
+			var p progress
+			require.NoError(t, dec.Decode(&p))
+			if strings.HasPrefix(p.Msg, "demo history: ") {
+				got = append(got, p)
+			}
+		}
+		require.Len(t, got, 3, "a line a month")
+		purchases := 0
+		for i, want := range []struct {
+			month               string
+			daysPlayed, percent int
+		}{{"August 2026", 5, 5}, {"September 2026", 35, 38}, {"October 2026", 66, 73}} {
+			p := got[i]
+			require.Equal(t, "demo history: "+want.month+" played", p.Msg)
+			require.Equal(t, progress{Msg: p.Msg, Tenant: e.TenantID, Percent: want.percent, DaysPlayed: want.daysPlayed,
+				Days: 90, Purchases: p.Purchases}, p)
+			require.Greater(t, p.Purchases, purchases, "purchases so far, after %s", want.month)
+			purchases = p.Purchases
+		}
+	})
+}

@@ -75,6 +75,9 @@ type page struct {
 	base string // the page's path without a trailing slash
 }
 
+// Examples is the JSON of the tabs the page opens with (Examples).
+func (p page) Examples() (string, error) { return examplesJSON() }
+
 // Asset returns the versioned URL of the named file under assets/.
 func (p page) Asset(name string) (string, error) {
 	return assets.URL(p.base+"/assets", name)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +16,8 @@ import (
 
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/opt"
-	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/playground"
 )
 
 // TestPlaygroundHTTP checks the page and its assets as served by the
@@ -116,10 +117,11 @@ func TestPlaygroundHTTP(t *testing.T) {
 	})
 }
 
-// TestPlaygroundBrowser drives GraphiQL in headless Chromium: without a token
-// the query is refused; with a token typed in, or passed in the URL fragment
-// as the SSO callback does, it returns the tenant's customer. The browser may
-// reach only the test server.
+// TestPlaygroundBrowser drives GraphiQL in headless Chromium: it opens on the
+// analyst's dashboards; without a token the query is refused; with an
+// analyst's token typed in, or passed in the URL fragment as the SSO callback
+// and serve --demo's link do, every example tab answers, the newest customers
+// the tenant's customer. The browser may reach only the test server.
 //
 // It does not call t.Parallel: it runs alone, before the parallel tests, so
 // that the machine's load does not eat its time limit.
@@ -131,7 +133,8 @@ func TestPlaygroundBrowser(t *testing.T) {
 		Name: opt.Of(customerName), Email: opt.Of("tester@example.com"), CPF: opt.Of("52998224725"),
 	})
 	require.NoError(t, err)
-	token := f.token(t, f.client(t, apiclient.KindOauth), "")
+	token, err := f.app.Auth.IssueUserToken(sys(), f.tenantID, viewer.RoleAnalyst, "analyst", time.Hour)
+	require.NoError(t, err)
 
 	tab := newBrowserTab(t, browser, f.srv.URL)
 	ctx := tab.ctx
@@ -147,6 +150,17 @@ func TestPlaygroundBrowser(t *testing.T) {
 		return text
 	}
 	execute := chromedp.Click(chromedp.CSS(".graphiql-execute-button"))
+	// openTab opens the example tab of the operation op (the i-th example)
+	// and waits until GraphiQL has read its operation's name: it reads it
+	// 100 ms after the editor changes, and stores it; running sooner sends
+	// the previous tab's name.
+	openTab := func(t *testing.T, i int, op string) {
+		t.Helper()
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(".graphiql-tab:nth-child(%d) .graphiql-tab-button", i+1)))))
+		tab.waitUntil(t, `localStorage.getItem('graphiql:operationName') === `+jsString(op))
+	}
+	newest := slices.IndexFunc(playground.Examples, func(e playground.Example) bool { return strings.Contains(e.Query, "query NewestCustomers") })
+	require.Positive(t, newest, "an example lists the newest customers")
 	editorQuery := func(t *testing.T) string {
 		t.Helper()
 		q, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.getValue()`))
@@ -161,7 +175,7 @@ func TestPlaygroundBrowser(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS(".graphiql-execute-button")),
 			chromedp.WaitVisible(chromedp.CSS(".graphiql-query-editor .CodeMirror")),
 		))
-		require.True(t, strings.HasPrefix(editorQuery(t), "# The 20 newest customers"), "the first example tab is open")
+		require.True(t, strings.HasPrefix(editorQuery(t), "# Sales by store and day"), "the first example tab, a dashboard, is open")
 		require.NoError(t, chromedp.Do(ctx, execute))
 		response(t, "invalid_token")
 	})
@@ -172,6 +186,7 @@ func TestPlaygroundBrowser(t *testing.T) {
 			chromedp.Click(chromedp.CSS("#token-form button")),
 		))
 		tab.waitUntil(t, `document.getElementById('token-status').textContent === 'Token saved for this tab.'`)
+		openTab(t, newest, "NewestCustomers")
 		require.NoError(t, chromedp.Do(ctx, execute))
 		response(t, customerName)
 	})
@@ -187,20 +202,18 @@ func TestPlaygroundBrowser(t *testing.T) {
 		state, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[location.href, document.getElementById('token').value]`))
 		require.NoError(t, err)
 		require.Equal(t, []string{f.srv.URL + "/playground", token}, state, "the token is kept and the fragment removed")
+		openTab(t, newest, "NewestCustomers")
 		require.NoError(t, chromedp.Do(ctx, execute))
 		response(t, customerName)
 	})
 
-	t.Run("the other examples", func(t *testing.T) {
-		for i, op := range []string{"Campaigns", "PointsLiability"} {
-			example := chromedp.CSS(fmt.Sprintf(".graphiql-tab:nth-child(%d) .graphiql-tab-button", i+2))
-			require.NoError(t, chromedp.Do(ctx, chromedp.Click(example)))
-			// GraphiQL reads the operation's name 100 ms after the editor
-			// changes, and stores it: running sooner sends the previous
-			// tab's name.
-			tab.waitUntil(t, `localStorage.getItem('graphiql:operationName') === `+jsString(op))
+	t.Run("every example", func(t *testing.T) {
+		for i, e := range playground.Examples {
+			op := regexp.MustCompile(`query (\w+)`).FindStringSubmatch(e.Query)[1]
+			openTab(t, i, op)
 			require.NoError(t, chromedp.Do(ctx, execute))
-			field := strings.ToLower(op[:1]) + op[1:]
+			// The answer of this tab's field, not the previous one's.
+			field := regexp.MustCompile(`\{\s*(\w+)`).FindStringSubmatch(e.Query)[1]
 			require.NotContains(t, response(t, `"`+field+`"`), `"errors"`, "the example %s is valid", op)
 		}
 	})

@@ -116,15 +116,7 @@ func TestGuides(t *testing.T) {
 						keep = append(keep, "WEBHOOK_SECRET")
 					}
 					outputs, state := runGuide(t, g.file, steps, env, keep, logs)
-					for i, s := range steps {
-						problems := compareAnswers(outputs[i], s.answers)
-						for _, p := range problems {
-							t.Errorf("%s, the answer of block %d: %s", g.file, i+1, p)
-						}
-						if len(problems) > 0 {
-							t.Logf("%s, block %d printed:\n%s", g.file, i+1, outputs[i])
-						}
-					}
+					requireAnswers(t, g.file, steps, outputs)
 
 					if hooks != nil {
 						hooks.requireSigned(t, state["WEBHOOK_SECRET"], "customer.level_changed")
@@ -285,6 +277,21 @@ func runGuide(t *testing.T, name string, steps []guideStep, env map[string]strin
 	return outputs, parseState(stateText)
 }
 
+// requireAnswers fails the test with every difference between what the
+// blocks of a guide printed (outputs) and the answers it shows after them.
+func requireAnswers(t *testing.T, name string, steps []guideStep, outputs []string) {
+	t.Helper()
+	for i, s := range steps {
+		problems := compareAnswers(outputs[i], s.answers)
+		for _, p := range problems {
+			t.Errorf("%s, the answer of block %d: %s", name, i+1, p)
+		}
+		if len(problems) > 0 {
+			t.Logf("%s, block %d printed:\n%s", name, i+1, outputs[i])
+		}
+	}
+}
+
 // guideEnv is the environment of the guide's shell: the test's, without
 // the variables the guides read and those that would load the user's
 // settings (~/.curlrc, BASH_ENV), then env.
@@ -293,7 +300,7 @@ func guideEnv(env map[string]string, home string) []string {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
-		case "BASE", "TENANT", "CLIENT_ID", "CLIENT_SECRET", "POS_ID", "POS_SECRET", "WEBHOOK_URL", "TOKEN",
+		case "BASE", "TENANT", "CLIENT_ID", "CLIENT_SECRET", "POS_ID", "POS_SECRET", "WEBHOOK_URL", "TOKEN", "ANALYST_TOKEN",
 			"HOME", "TMPDIR", "CURL_HOME", "BASH_ENV", "ENV", "XDG_CONFIG_HOME":
 			continue
 		}

@@ -352,7 +352,9 @@ func waitReady(t *testing.T, base string, done chan error) {
 }
 
 // TestServeDemo is the README's first command: serve --demo prints working
-// credentials and calls (run as printed), a panel sign-in link, and the demo client finds through GraphQL a year of a
+// credentials and calls (run as printed), a panel sign-in link, an analyst's
+// token and dashboard calls (run as printed, then every playground example
+// with that token), and the demo client finds through GraphQL a year of a
 // retailer's life: at least 1,000 customers at every level, 10,000 sales on
 // 300 days or more, sales by store in the last 30 days, and campaigns with
 // redemptions.
@@ -372,6 +374,7 @@ func TestServeDemo(t *testing.T) {
 			require.Contains(t, stdout.String(), "Stores: [LOJA-01 LOJA-02 LOJA-03", "the banner names the demo's stores")
 			require.Contains(t, stdout.String(), "LOJA-12]")
 			requireBannerCallsWork(t, stdout.String(), logs)
+			requireBannerAnalystCalls(t, base, stdout.String(), logs)
 			requirePanelSignIn(t, base, u, stdout.String(), logs)
 
 			for _, path := range []string{"/healthz", "/readyz"} {

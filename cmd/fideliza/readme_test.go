@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,18 +25,30 @@ import (
 // readmeFile is the README, relative to this package.
 const readmeFile = "../../README.md"
 
-// bannerCalls returns the commands the demo's banner prints under its
-// numbered steps 1 to 3, as printed.
-func bannerCalls(t *testing.T, banner string) []string {
+// bannerCalls returns what the demo's banner prints to paste under its
+// numbered steps first to last: each step's first line that is not
+// indented.
+func bannerCalls(t *testing.T, banner string, first, last int) []string {
 	t.Helper()
 	var calls []string
+	step := regexp.MustCompile(`^([0-9]+)\. `)
 	lines := strings.Split(banner, "\n")
 	for i, l := range lines {
-		if regexp.MustCompile(`^[1-3]\. `).MatchString(l) && i+1 < len(lines) {
-			calls = append(calls, lines[i+1])
+		m := step.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		if n, _ := strconv.Atoi(m[1]); n < first || n > last {
+			continue
+		}
+		for _, next := range lines[i+1:] {
+			if next != "" && !strings.HasPrefix(next, " ") {
+				calls = append(calls, next)
+				break
+			}
 		}
 	}
-	require.Len(t, calls, 3, "the banner's three calls:\n%s", banner)
+	require.Len(t, calls, last-first+1, "the banner's steps %d to %d:\n%s", first, last, banner)
 	return calls
 }
 
@@ -46,7 +59,7 @@ func bannerCalls(t *testing.T, banner string) []string {
 func requireBannerCallsWork(t *testing.T, banner string, logs *syncBuffer) {
 	t.Helper()
 	requireTools(t, "bash", "curl")
-	calls := bannerCalls(t, banner)
+	calls := bannerCalls(t, banner, 1, 3)
 	var steps []guideStep
 	for _, c := range calls {
 		steps = append(steps, guideStep{script: c + "\n"})

@@ -17,11 +17,8 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/customers"
-	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/webhook"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/metrics"
-	"github.com/fideliza/fideliza/panel"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/rest"
 	"github.com/fideliza/fideliza/storage"
@@ -123,7 +120,9 @@ func newServeCommand(g *globals) *cobra.Command {
 				return err
 			}
 			if demo {
-				printDemo(g, a, creds)
+				if err := printDemo(ctx, g, a, creds); err != nil {
+					return err
+				}
 			}
 			return run(ctx, log, client, !noWorker, &http.Server{
 				Handler: rest.NewHandler(a, log, rest.Config{NoIntrospection: !intro, RateLimits: rates, Metrics: reg,
@@ -389,44 +388,4 @@ func run(ctx context.Context, log *slog.Logger, rc worker.Client, work bool, srv
 	}
 	log.Info("stopped")
 	return errors.Join(errs...)
-}
-
-func printDemo(g *globals, a *app.App, c *app.DemoCredentials) {
-	base := a.Auth.Issuer
-	signIn := base + panel.Base + "/sign-in?code=" + a.Auth.NewSignInCode(c.TenantID, viewer.RoleAdmin, "demo")
-	if g.jsonOutput {
-		_ = g.print(map[string]any{
-			"tenant_id":     c.TenantID,
-			"oauth_client":  map[string]string{"client_id": c.OAuthClientID, "client_secret": c.OAuthSecret},
-			"pos_client":    map[string]string{"client_id": c.POSClientID, "client_secret": c.POSSecret},
-			"store_codes":   c.StoreCodes,
-			"base_url":      base,
-			"panel_sign_in": signIn,
-		}, "")
-		return
-	}
-	// The calls fail at once on an HTTP error (--fail-with-body), with the
-	// answer, rather than at the next call with a missing token.
-	fmt.Fprintf(g.stdout, `
-Fideliza demo tenant %[2]s is ready at %[1]s
-  OAuth client (every scope):  %[3]s  secret %[4]s
-  POS client (HTTP Basic):     %[5]s  secret %[6]s
-  Stores: %[7]v
-  (secrets are new on every start with --demo)
-
-1. Get an access token:
-TOKEN=$(curl -sS --fail-with-body -X POST %[1]s/auth/token -u '%[3]s:%[4]s' -d grant_type=client_credentials | sed -nE 's/.*"access_token":"([^"]+)".*/\1/p')
-
-2. List customers through GraphQL:
-curl -sS --fail-with-body %[1]s/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"query":"{ customers(first: 5) { totalCount edges { node { id name email level pointsBalance } } } }"}'
-
-3. List active campaigns:
-curl -sS --fail-with-body %[1]s/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"query":"{ campaigns(where: {status: active}) { edges { node { id name type status endsAt } } } }"}'
-
-4. Sign in to the developer panel as an admin of the demo tenant (the link works once, within %[9]s):
-%[8]s
-   then open its charts: %[1]s/panel/insights (pick "Last 12 months" for the whole year).
-   Later, a token to paste on its sign-in page: fideliza user token --tenant %[2]s --public-url %[1]s
-
-`, base, c.TenantID, c.OAuthClientID, c.OAuthSecret, c.POSClientID, c.POSSecret, c.StoreCodes, signIn, auth.SignInLinkLifetime)
 }

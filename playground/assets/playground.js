@@ -16,43 +16,23 @@
     history.replaceState(null, '', location.pathname + location.search);
   }
 
+  var container = document.getElementById('graphiql');
+
   // The tabs GraphiQL opens with, the first time only: afterwards it restores
-  // the user's own tabs from localStorage.
-  var examples = [
-    {
-      query: [
-        '# The 20 newest customers, with their loyalty level and points balance.',
-        'query NewestCustomers {',
-        '  customers(first: 20, orderBy: {field: CREATED_AT, direction: DESC}) {',
-        '    totalCount',
-        '    edges { node { id name level pointsBalance } }',
-        '  }',
-        '}',
-      ].join('\n'),
-    },
-    {
-      query: [
-        '# Campaigns with their type and status: scheduled, active, paused or ended.',
-        'query Campaigns {',
-        '  campaigns(first: 20) {',
-        '    edges { node { id name type status } }',
-        '  }',
-        '}',
-      ].join('\n'),
-    },
-    {
-      query: [
-        '# Points liability: the unspent points customers could still redeem,',
-        '# in total and by loyalty level.',
-        'query PointsLiability {',
-        '  pointsLiability {',
-        '    total',
-        '    byLevel { level customers points }',
-        '  }',
-        '}',
-      ].join('\n'),
-    },
-  ];
+  // the user's own tabs from localStorage. They come from the server (package
+  // playground's Examples); a tab over a period gets $from and $to, the last
+  // days days up to now.
+  function isoSeconds(ms) {
+    return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+  var now = Date.now();
+  var examples = JSON.parse(container.dataset.examples).map(function (e) {
+    var tab = { query: e.query };
+    if (e.days) {
+      tab.variables = JSON.stringify({ from: isoSeconds(now - e.days * 86400000), to: isoSeconds(now) }, null, 2);
+    }
+    return tab;
+  });
 
   // authorizedFetch adds the saved token to every request, read at each
   // call so that a new token applies at once. A header typed in GraphiQL's
@@ -66,7 +46,6 @@
     return fetch(url, Object.assign({}, init, { headers: headers }));
   }
 
-  var container = document.getElementById('graphiql');
   var root = ReactDOM.createRoot(container);
 
   // render (re)draws GraphiQL; a new fetcher makes it load the schema again,
