@@ -97,6 +97,10 @@ type CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift st
 	RevenuePerCustomer CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure `json:"revenuePerCustomer"`
 	// incrementalRevenue less discounts, in R$.
 	NetRevenue decimal.Decimal `json:"netRevenue"`
+	// What the lift tells, judged by revenuePerCustomer: NO_BENEFIT first when the campaign gave nothing in the period.
+	Verdict LiftVerdict `json:"verdict"`
+	// The verdict in a sentence, with the figures it rests on, for people (English).
+	Summary string `json:"summary"`
 }
 
 // GetTreatedCustomers returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift.TreatedCustomers, and is useful for accessing the field via an interface.
@@ -117,6 +121,16 @@ func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLif
 // GetNetRevenue returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift.NetRevenue, and is useful for accessing the field via an interface.
 func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift) GetNetRevenue() decimal.Decimal {
 	return v.NetRevenue
+}
+
+// GetVerdict returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift.Verdict, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift) GetVerdict() LiftVerdict {
+	return v.Verdict
+}
+
+// GetSummary returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift.Summary, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift) GetSummary() string {
+	return v.Summary
 }
 
 // CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure includes the requested fields of the GraphQL type LiftMeasure.
@@ -373,6 +387,30 @@ type CustomersByLevelResponse struct {
 // GetCustomersByLevel returns CustomersByLevelResponse.CustomersByLevel, and is useful for accessing the field via an interface.
 func (v *CustomersByLevelResponse) GetCustomersByLevel() []CustomersByLevelCustomersByLevelLevelCount {
 	return v.CustomersByLevel
+}
+
+// What a campaign's lift tells, judged by the revenue per customer's 95% interval (Welch's t).
+type LiftVerdict string
+
+const (
+	// The campaign gave nothing in the period (no redemption, discount nor cashback): the groups' difference is chance, not its effect. A bonus-points campaign is never judged so (its points are not traced to it).
+	LiftVerdictNoBenefit LiftVerdict = "NO_BENEFIT"
+	// A group has fewer than two customers: no interval.
+	LiftVerdictTooFewCustomers LiftVerdict = "TOO_FEW_CUSTOMERS"
+	// The interval includes 0: the campaign may have changed nothing.
+	LiftVerdictNotSignificant LiftVerdict = "NOT_SIGNIFICANT"
+	// The interval lies above 0: treated customers bought more.
+	LiftVerdictIncreased LiftVerdict = "INCREASED"
+	// The interval lies below 0: treated customers bought less.
+	LiftVerdictDecreased LiftVerdict = "DECREASED"
+)
+
+var AllLiftVerdict = []LiftVerdict{
+	LiftVerdictNoBenefit,
+	LiftVerdictTooFewCustomers,
+	LiftVerdictNotSignificant,
+	LiftVerdictIncreased,
+	LiftVerdictDecreased,
 }
 
 // PointsLiabilityByDayPointsLiabilityByDayDayPoints includes the requested fields of the GraphQL type DayPoints.
@@ -825,6 +863,8 @@ query CampaignLift ($first: Int) {
 						significant
 					}
 					netRevenue
+					verdict
+					summary
 				}
 			}
 		}

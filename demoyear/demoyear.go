@@ -117,6 +117,12 @@ type demoEvent struct {
 	kind    int // demoPurchase, demoReturn
 	saleRef string
 	store   string // a return's store, its sale's
+	// seed seeds the purchase's own draws (where, what, how paid), so that
+	// they do not depend on the order of the year's days.
+	seed uint64
+	// club marks a store visit the club's offer brings: played for its
+	// treated customers only.
+	club bool
 }
 
 const (
@@ -140,8 +146,6 @@ func play(ctx context.Context, a *app.App, tenantID string, end time.Time, size 
 	// The year allocates much and keeps little: fewer collections leave
 	// the second core to the database.
 	defer debug.SetGCPercent(debug.SetGCPercent(1000))
-	rng := rand.New(rand.NewPCG(demoSeed, demoSeed))
-	till := rand.New(rand.NewPCG(demoSeed, demoSeed+1)) // who pays with points
 	tenant, err := a.DB.Ent.Tenant.Get(viewer.SystemContext(ctx), tenantID)
 	if err != nil {
 		return err
@@ -171,11 +175,12 @@ func play(ctx context.Context, a *app.App, tenantID string, end time.Time, size 
 			return err
 		}
 	}
-	if err := y.demoYearCampaigns(tctx, first, today); err != nil {
+	club, err := y.demoYearCampaigns(tctx, first, today)
+	if err != nil {
 		return err
 	}
 
-	shoppers, events := demoYear(rng, first, size)
+	shoppers, events := demoYear(first, size)
 	byDay := map[int][]demoEvent{}
 	for _, e := range events {
 		d := int(e.at.Sub(first).Hours() / 24)
@@ -204,13 +209,17 @@ func play(ctx context.Context, a *app.App, tenantID string, end time.Time, size 
 		// transaction; returns and online orders happen at their hour.
 		var sales []demoSale
 		for _, e := range todays {
-			setClock(e.at)
 			sh := &shoppers[e.shopper]
+			if e.club && !club.treats(sh) {
+				continue
+			}
+			setClock(e.at)
+			rng := rand.New(rand.NewPCG(e.seed, demoSeed))
 			var err error
 			switch {
 			case e.kind == demoReturn:
 				err = y.demoReturn(tctx, tenantID, e)
-			case sh.online && rng.IntN(4) == 0:
+			case sh.online && !e.club && rng.IntN(4) == 0:
 				receipt++
 				err = y.demoOrder(tctx, rng, sh, receipt)
 				if err == nil {
@@ -219,7 +228,9 @@ func play(ctx context.Context, a *app.App, tenantID string, end time.Time, size 
 			default:
 				receipt++
 				sl := demoNewSale(rng, e, sh, receipt)
-				err = y.demoPayWithPoints(tctx, till, sh, &sl)
+				if err = y.demoClubDiscount(tctx, club, &sl); err == nil {
+					err = y.demoPayWithPoints(tctx, rand.New(rand.NewPCG(e.seed, demoSeed+1)), sh, &sl)
+				}
 				sales = append(sales, sl)
 			}
 			if err != nil {
@@ -233,11 +244,11 @@ func play(ctx context.Context, a *app.App, tenantID string, end time.Time, size 
 		for _, sl := range sales {
 			sh := &shoppers[sl.shopper]
 			sh.balance += points.Earned(*sl.in.AmountPayable, decimal.NewFromInt(1))
-			if back := day + 1 + rng.IntN(10); rng.IntN(40) == 0 && back < size.days {
+			if back := day + 1 + sl.rng.IntN(10); sl.rng.IntN(40) == 0 && back < size.days {
 				returns[back] = append(returns[back], demoEvent{at: sl.at.AddDate(0, 0, back-day).Add(time.Hour),
 					shopper: sl.shopper, kind: demoReturn, saleRef: sl.id, store: sl.in.StoreID})
 			}
-			if err := y.demoSpend(tctx, rng, sh, sl.receipt); err != nil {
+			if err := y.demoSpend(tctx, sl.rng, sh, sl.receipt); err != nil {
 				return err
 			}
 		}
@@ -281,11 +292,17 @@ var (
 	demoAudienceText = "Bought at least six times, and the churn model says they are drifting away."
 )
 
-// demoYear draws the shoppers and their purchases over the year.
-func demoYear(rng *rand.Rand, first time.Time, size demoSize) ([]demoShopper, []demoEvent) {
+// demoYear draws the shoppers and their purchases over the year, each
+// shopper from a stream of its own and each purchase's day by the inverse
+// of the calendar's distribution (demoCalendar): the same draws whatever
+// the year's last day, so that the year differs from one day's to the
+// next's only by where the calendar puts the purchases.
+func demoYear(first time.Time, size demoSize) ([]demoShopper, []demoEvent) {
+	cal := newDemoCalendar(first, size.days)
 	shoppers := make([]demoShopper, size.shoppers)
 	var events []demoEvent
 	for i := range shoppers {
+		rng := rand.New(rand.NewPCG(demoSeed, uint64(i)))
 		sh := &shoppers[i]
 		sh.cpf = document.CPFOf(510_000_000 + i*7)
 		if rng.IntN(10) < 3 {
@@ -309,40 +326,24 @@ func demoYear(rng *rand.Rand, first time.Time, size demoSize) ([]demoShopper, []
 		}
 		sh.store = rng.IntN(len(app.DemoStores))
 		sh.online = rng.IntN(3) == 0
-		days := float64(sh.leaves-sh.joins) / 365 // of a year, the unit of perYear
-		n := demoPoisson(rng, sh.perYear*days)
-		for range n {
-			day := demoDay(rng, first, sh.joins, sh.leaves)
+		purchase := func(from, to int, club bool) demoEvent {
+			day := cal.day(rng, from, to)
 			at := first.AddDate(0, 0, day).Add(time.Duration(9*60+rng.IntN(12*60)) * time.Minute)
-			events = append(events, demoEvent{at: at, shopper: i, kind: demoPurchase})
+			return demoEvent{at: at, shopper: i, kind: demoPurchase, seed: rng.Uint64(), club: club}
+		}
+		days := float64(sh.leaves-sh.joins) / 365 // of a year, the unit of perYear
+		for range demoPoisson(rng, sh.perYear*days) {
+			events = append(events, purchase(sh.joins, sh.leaves, false))
+		}
+		// The visits the club's offer adds over its days, drawn for every
+		// shopper (which ones it treats is known once they have ids).
+		if from := max(sh.joins, size.days-demoClubDays); from < sh.leaves {
+			for range demoPoisson(rng, sh.perYear*float64(sh.leaves-from)/365*demoClubBoost) {
+				events = append(events, purchase(from, sh.leaves, true))
+			}
 		}
 	}
 	return shoppers, events
-}
-
-// demoDay draws a day in [from, to) weighted as a retailer's calendar:
-// Saturdays busiest, Sundays quiet, December and Black Friday week strong.
-func demoDay(rng *rand.Rand, first time.Time, from, to int) int {
-	for {
-		day := from + rng.IntN(max(to-from, 1))
-		d := first.AddDate(0, 0, day)
-		w := 1.0
-		if d.Weekday() == time.Saturday {
-			w = 1.6
-		}
-		if d.Weekday() == time.Sunday {
-			w = 0.6
-		}
-		if d.Month() == time.December {
-			w *= 1.5
-		}
-		if d.Month() == time.November && d.Day() >= 22 {
-			w *= 2
-		}
-		if rng.Float64()*3.2 < w {
-			return day
-		}
-	}
 }
 
 // demoPoisson draws a Poisson count of mean m (Knuth's method; m is small).
@@ -360,7 +361,7 @@ func demoPoisson(rng *rand.Rand, m float64) int {
 // demoYearCampaigns creates the campaigns the year's orders redeem, all
 // ended by today (the live ones are the small demo's, which the README and
 // the guides use), and one scheduled next month.
-func (a *year) demoYearCampaigns(ctx context.Context, first, today time.Time) error {
+func (a *year) demoYearCampaigns(ctx context.Context, first, today time.Time) (*demoClub, error) {
 	d := func(v int64) *decimal.Decimal { x := decimal.NewFromInt(v); return &x }
 	n := func(v int) *int { return &v }
 	at := func(t time.Time) *time.Time { return &t }
@@ -376,20 +377,25 @@ func (a *year) demoYearCampaigns(ctx context.Context, first, today time.Time) er
 			StartsAt: at(first.AddDate(0, 2, 0)), EndsAt: at(first.AddDate(0, 2, 14)),
 			Discount: &campaigns.DiscountInput{Mode: "percentage", Value: d(10)}, Limits: &campaigns.LimitsInput{PerCustomer: n(2)}},
 		// An experiment: 10% of the customers held out of the stores' offer
-		// for its last 90 days (its lift: Campaign.lift, the insights page).
-		{Name: "Clube nas lojas: 5% com grupo de controle", Type: "discount", Channels: []string{"pdv"},
-			StartsAt: at(today.AddDate(0, 0, -90)), EndsAt: at(today), HoldoutBasisPoints: 1000,
+		// for its last days (its lift: Campaign.lift, the insights page).
+		{Name: demoClubName, Type: "discount", Channels: []string{"pdv"},
+			StartsAt: at(today.AddDate(0, 0, -demoClubDays)), EndsAt: at(today), HoldoutBasisPoints: demoClubHoldout,
 			Discount: &campaigns.DiscountInput{Mode: "percentage", Value: d(5)}},
 		{Name: "Natal: 5% de cashback online", Type: "cashback", Channels: []string{"ecommerce"},
 			StartsAt: at(today.AddDate(0, 1, 0)), EndsAt: at(today.AddDate(0, 2, 0)),
 			Discount: &campaigns.DiscountInput{Mode: "percentage", Value: d(5), CreditAfterDays: n(7)}},
 	}
+	club := &demoClub{}
 	for _, in := range specs {
-		if _, err := a.Campaigns.CreateCampaign(ctx, in); err != nil {
-			return fmt.Errorf("demo campaign %q: %w", in.Name, err)
+		c, err := a.Campaigns.CreateCampaign(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("demo campaign %q: %w", in.Name, err)
+		}
+		if in.Name == demoClubName {
+			club.id, club.starts = c.ID, c.StartsAt
 		}
 	}
-	return nil
+	return club, nil
 }
 
 // demoUpkeep runs the jobs of the morning of day: the campaigns'

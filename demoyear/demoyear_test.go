@@ -16,7 +16,11 @@ import (
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/demoyear"
 	"github.com/fideliza/fideliza/demoyear/demotest"
+	"github.com/fideliza/fideliza/domain/experiment"
+	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/salepayment"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
@@ -24,10 +28,13 @@ import (
 )
 
 // TestLivingDemoIsDeterministic: the demo loaded from the seed holds the
-// same year on both databases: the same customers, sales and points, some
-// of the sales paid in part with points at the till. The year is played
-// once per database and code version, as the template every test of the
-// year copies (demotest): this test is the generator's.
+// same year on both databases until its experiment starts: the same
+// customers, sales, redemptions and points movements, some of the sales
+// paid in part with points at the till. From then on the club's treated
+// customers (a hash of their ids, new on every play) get its discount and
+// come more often: its lift is positive, its discounts given. The year is
+// played once per database and code version, as the template every test of
+// the year copies (demotest): this test is the generator's.
 func TestLivingDemoIsDeterministic(t *testing.T) {
 	t.Parallel()
 	end := time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC)
@@ -36,13 +43,16 @@ func TestLivingDemoIsDeterministic(t *testing.T) {
 		db := demotest.Open(t, d, end)
 		a := app.New(&app.Config{DB: db, Clock: func() time.Time { return end }})
 		ctx := viewer.TenantContext(context.Background(), app.DemoTenantID)
+		club, err := db.Ent.Campaign.Query().Where(campaign.HoldoutBasisPointsGT(0)).Only(ctx)
+		require.NoError(t, err)
+		before := club.StartsAt
 		customers, err := db.Ent.Customer.Query().Count(ctx)
 		require.NoError(t, err)
-		sales, err := db.Ent.Sale.Query().Count(ctx)
+		sales, err := db.Ent.Sale.Query().Where(sale.SoldAtLT(before)).Count(ctx)
 		require.NoError(t, err)
-		redemptions, err := db.Ent.Redemption.Query().Count(ctx)
+		redemptions, err := db.Ent.Redemption.Query().Where(redemption.CreatedAtLT(before)).Count(ctx)
 		require.NoError(t, err)
-		liability, err := a.Loyalty.PointsLiability(ctx)
+		movements, err := db.Ent.PointsEntry.Query().Where(pointsentry.CreatedAtLT(before)).Count(ctx)
 		require.NoError(t, err)
 		paid, err := db.Ent.SalePayment.Query().Where(salepayment.Method(pos.MethodPoints), salepayment.HoldIDNotNil()).Count(ctx)
 		require.NoError(t, err)
@@ -50,8 +60,20 @@ func TestLivingDemoIsDeterministic(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, paid, spent, "every sale paid with points debited them once")
 		require.Greater(t, paid, 100, "the year's tills take points")
-		figures[d] = [5]int{customers, sales, redemptions, int(liability.Total), paid}
-		t.Logf("%s: customers, sales, redemptions, points outstanding, sales paid with points: %v", d, figures[d])
+		paidBefore, err := db.Ent.SalePayment.Query().Where(salepayment.Method(pos.MethodPoints), salepayment.HoldIDNotNil(),
+			salepayment.HasSaleWith(sale.SoldAtLT(before))).Count(ctx)
+		require.NoError(t, err)
+		figures[d] = [5]int{customers, sales, redemptions, movements, paidBefore}
+		t.Logf("%s: customers, and before the experiment sales, redemptions, points movements, sales paid with points: %v", d, figures[d])
+
+		lift, err := a.Insights.CampaignLift(ctx, club)
+		require.NoError(t, err)
+		require.Equal(t, customers, lift.Treated.Customers+lift.HeldOut.Customers, "every customer is a target")
+		require.True(t, lift.Discounts.IsPositive(), "the tills gave the club's discount")
+		require.True(t, lift.RevenuePerCustomer.Difference.IsPositive() || !lift.RevenuePerCustomer.Significant,
+			"the treated do not buy significantly less: %s", lift.Summary())
+		require.NotEqual(t, experiment.NoBenefit, lift.Verdict)
+		t.Logf("%s: %s", d, lift.Summary())
 	}
 	// The figures of the seed's year, as every reader of the guides sees them.
 	for d, f := range figures {
@@ -59,10 +81,10 @@ func TestLivingDemoIsDeterministic(t *testing.T) {
 	}
 }
 
-// livingDemoFigures are the customers, sales, redemptions, points
-// outstanding and sales paid with points of the year ending on 25 November
-// 2026 at 15:00 UTC.
-var livingDemoFigures = [5]int{2004, 10761, 748, 1223642, 1005}
+// livingDemoFigures are the customers, and the sales, redemptions, points
+// movements and sales paid with points before the experiment, of the year
+// ending on 25 November 2026 at 15:00 UTC.
+var livingDemoFigures = [5]int{2004, 7881, 600, 10825, 676}
 
 // TestHistoryLogsItsProgress: the history logs a line as each month is
 // played, saying how much of it is (serve --demo's year takes a minute or

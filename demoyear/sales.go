@@ -38,6 +38,7 @@ type demoSale struct {
 	at               time.Time
 	shopper, receipt int
 	id               string
+	rng              *rand.Rand // its purchase's draws, for what follows it (a return, points spent)
 }
 
 // demoNewSale draws a purchase at the shopper's store (now and then
@@ -49,7 +50,7 @@ func demoNewSale(rng *rand.Rand, e demoEvent, sh *demoShopper, receipt int) demo
 		store = app.DemoStores[rng.IntN(len(app.DemoStores))].Code
 	}
 	at := e.at
-	return demoSale{at: e.at, shopper: e.shopper, receipt: receipt, in: pos.SaleInput{
+	return demoSale{at: e.at, shopper: e.shopper, receipt: receipt, rng: rng, in: pos.SaleInput{
 		Protocol: protocolSale, Customer: &pos.POSCustomer{ID: sh.cpf, Type: "CPF"},
 		SaleID: strconv.Itoa(receipt), StoreID: store, PosID: "PDV-" + strconv.Itoa(1+rng.IntN(4)), Channel: "LOJA",
 		Date: &at, Amount: &total, AmountPayable: &total, Items: items,

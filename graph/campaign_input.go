@@ -170,5 +170,6 @@ func campaignLift(l *experiment.Lift) *generated.CampaignLift {
 		TreatedBuyers: l.Treated.Buyers, HeldOutBuyers: l.HeldOut.Buyers,
 		BuyerShare: measure(l.BuyerShare), RevenuePerCustomer: measure(l.RevenuePerCustomer), RevenuePerBuyer: measure(l.RevenuePerBuyer),
 		Discounts: l.Discounts, IncrementalRevenue: l.IncrementalRevenue, NetRevenue: l.NetRevenue,
+		Verdict: generated.LiftVerdict(l.Verdict), Summary: l.Summary(),
 	}
 }

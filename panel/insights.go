@@ -214,7 +214,7 @@ func (in *insights) read(ctx context.Context, gql graphql.Client, first, last ti
 		chart.Columns("points-spent", "Points spent as money at the till by day (R$ paid with points, all stores)",
 			pointsSpent(spent.PointsSpentByStoreDay, first, last), compact),
 		chart.Bars("campaigns", "Campaigns: what customers paid in orders that used them (R$)", campaignPoints(campaigns)),
-		chart.Bars("campaign-lift", "Experiments: revenue per customer, treated and held out, over each campaign's period (R$)", liftPoints(lifts)),
+		liftChart(lifts),
 	}
 	return nil
 }
@@ -327,25 +327,41 @@ func campaignPoints(res *dashboardclient.CampaignPerformanceResponse) []chart.Po
 	return out
 }
 
-// liftPoints shows each campaign with a holdout (at most
+// liftChart shows each campaign with a holdout (at most
 // maxCampaignsShown) by its revenue per customer, treated then held out:
-// the treated bar says the difference and its 95% interval.
-func liftPoints(res *dashboardclient.CampaignLiftResponse) []chart.Point {
-	var out []chart.Point
+// the treated bar says the difference, its 95% interval and its verdict, and
+// a note under the title says each campaign's verdict in a sentence.
+func liftChart(res *dashboardclient.CampaignLiftResponse) chart.Chart {
+	var pts []chart.Point
+	var notes []string
 	for _, e := range res.Campaigns.Edges {
-		if e == nil || e.Node == nil || e.Node.Lift == nil || len(out) >= 2*maxCampaignsShown {
+		if e == nil || e.Node == nil || e.Node.Lift == nil || len(pts) >= 2*maxCampaignsShown {
 			continue
 		}
-		m := e.Node.Lift.RevenuePerCustomer
+		l := e.Node.Lift
+		m := l.RevenuePerCustomer
 		treated := moneyPoint(e.Node.Name+" · treated", m.Treated)
 		treated.Text += " · lift " + money(m.Difference)
 		if m.Low != nil && m.High != nil {
 			treated.Text += " (95%: " + money(*m.Low) + " to " + money(*m.High) + ")"
 		}
+		treated.Text += " · " + verdictWords[l.Verdict]
 		heldOut := moneyPoint(fmt.Sprintf("%s · held out (%g%%)", e.Node.Name, float64(e.Node.HoldoutBasisPoints)/100), m.HeldOut)
-		out = append(out, treated, heldOut)
+		pts = append(pts, treated, heldOut)
+		notes = append(notes, e.Node.Name+": "+l.Summary)
 	}
-	return out
+	c := chart.Bars("campaign-lift", "Experiments: revenue per customer, treated and held out, over each campaign's period (R$)", pts)
+	c.Notes = notes
+	return c
+}
+
+// verdictWords is each verdict of a lift in a few words, for a bar.
+var verdictWords = map[dashboardclient.LiftVerdict]string{
+	dashboardclient.LiftVerdictNoBenefit:       "nothing given",
+	dashboardclient.LiftVerdictTooFewCustomers: "too few customers",
+	dashboardclient.LiftVerdictNotSignificant:  "not significant",
+	dashboardclient.LiftVerdictIncreased:       "significant increase",
+	dashboardclient.LiftVerdictDecreased:       "significant decrease",
 }
 
 // moneyPoint is a point of an amount in R$; the float only places it.

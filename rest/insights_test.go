@@ -149,7 +149,8 @@ func TestPanelInsights(t *testing.T) {
 
 		t.Run("experiments", func(t *testing.T) {
 			id := holdoutCampaign(t, b)
-			tables := chartTables(t, requirePanelPage(t, c.get(t, "/panel/insights?"+insightsPeriod.Encode())))
+			page := requirePanelPage(t, c.get(t, "/panel/insights?"+insightsPeriod.Encode()))
+			tables := chartTables(t, page)
 			lifts, err := dashboardclient.CampaignLift(ctx, gql, &first)
 			require.NoError(t, err)
 			var rows [][2]string
@@ -164,6 +165,10 @@ func TestPanelInsights(t *testing.T) {
 			}
 			require.Len(t, rows, 2)
 			require.Equal(t, rows, tables["campaign-lift"])
+			// Three customers: one side has fewer than two, and the page says
+			// so in words, under the chart's title and on the treated bar.
+			require.Regexp(t, `(?s)id="campaign-lift-heading">[^<]*</h2>\s*<p class="note">Experimento: Too few customers to tell: a group has fewer than two \(treated customers paid R\$ [0-9.]+ per customer`, page)
+			require.Contains(t, page, " · too few customers</")
 		})
 
 		t.Run("a period it cannot show", func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"github.com/fideliza/fideliza/domain/experiment"
 	"github.com/fideliza/fideliza/domain/rollup"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/segment"
@@ -18,7 +19,10 @@ import (
 // customer), split as every channel splits them (experiment.HeldOut), each
 // with the sales registered for them in the period (not cancelled: what
 // they paid), against the discounts and cashback the campaign gave
-// (Campaign.performance's). Nil for a campaign without a holdout.
+// (Campaign.performance's), and its verdict: no benefit when the campaign
+// gave nothing in the period (no redemption, discount nor cashback; a
+// bonus-points campaign is taken to have given). Nil for a campaign without
+// a holdout.
 func (a *Service) CampaignLift(ctx context.Context, c *ent.Campaign) (*experiment.Lift, error) {
 	if err := Policy.Allow(ctx, "CampaignLift"); err != nil {
 		return nil, err
@@ -55,7 +59,11 @@ func (a *Service) CampaignLift(ctx context.Context, c *ent.Campaign) (*experimen
 		return nil, err
 	}
 	p := perf[c.ID]
-	lift := experiment.Measure(treated, heldOut, p.DiscountGiven.Add(p.CashbackPromised))
+	given := p.DiscountGiven.Add(p.CashbackPromised)
+	// A bonus-points campaign's points are credited with the sales, not
+	// as its redemptions: whether it gave any is not known here.
+	gave := p.Redemptions > 0 || given.IsPositive() || c.Type == campaign.TypeBonusPoints
+	lift := experiment.Measure(treated, heldOut, given, gave)
 	return &lift, nil
 }
 

@@ -27,17 +27,20 @@ func liftText(l *experiment.Lift) string {
 	m := func(x experiment.Metric) string {
 		return fmt.Sprintf("%s %s %s [%v %v] %v", x.Treated, x.HeldOut, x.Difference, x.Low, x.High, x.Significant)
 	}
-	return fmt.Sprintf("treated %d/%d %s held %d/%d %s\nshare %s\nper customer %s\nper buyer %s\ndiscounts %s incremental %s net %s",
+	return fmt.Sprintf("treated %d/%d %s held %d/%d %s\nshare %s\nper customer %s\nper buyer %s\ndiscounts %s incremental %s net %s\n%s: %s",
 		l.Treated.Buyers, l.Treated.Customers, l.Treated.Revenue, l.HeldOut.Buyers, l.HeldOut.Customers, l.HeldOut.Revenue,
-		m(l.BuyerShare), m(l.RevenuePerCustomer), m(l.RevenuePerBuyer), l.Discounts, l.IncrementalRevenue, l.NetRevenue)
+		m(l.BuyerShare), m(l.RevenuePerCustomer), m(l.RevenuePerBuyer), l.Discounts, l.IncrementalRevenue, l.NetRevenue,
+		l.Verdict, l.Summary())
 }
 
 // TestCampaignLiftEndToEnd: a small synthetic tenant whose treated
 // customers buy more (50% against 30%), its sales and the campaign's
 // redemptions written in the database; the app's lift of the campaign is
 // the domain's (experiment.Measure) of the outcomes the test drew, sales
-// before the campaign, after now and cancelled ones left out, on both databases. A
-// campaign without a holdout has no lift.
+// before the campaign, after now and cancelled ones left out, on both databases.
+// Another experiment over the same sales that gave
+// nothing says so (a bonus-points one is not judged to have given nothing);
+// a campaign without a holdout has no lift.
 func TestCampaignLiftEndToEnd(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 20, 15, 0, 0, 0, time.UTC)
@@ -51,6 +54,12 @@ func TestCampaignLiftEndToEnd(t *testing.T) {
 		in := campaigns.CampaignInput{Name: "Dez por cento", Type: "discount", StartsAt: &start, EndsAt: &end,
 			Discount: &campaigns.DiscountInput{Mode: "percentage", Value: ptr(decimal.NewFromInt(10))}, HoldoutBasisPoints: 2000}
 		c, err := a.Campaigns.CreateCampaign(ctx, in)
+		require.NoError(t, err)
+		in.Name = "Nada dado"
+		idle, err := a.Campaigns.CreateCampaign(ctx, in)
+		require.NoError(t, err)
+		bonus, err := a.Campaigns.CreateCampaign(ctx, campaigns.CampaignInput{Name: "Pontos em dobro", Type: "bonus_points",
+			StartsAt: &start, EndsAt: &end, Discount: &campaigns.DiscountInput{Multiplier: ptr(decimal.NewFromInt(2))}, HoldoutBasisPoints: 2000})
 		require.NoError(t, err)
 		in.HoldoutBasisPoints, in.Name = 0, "Sem grupo de controle"
 		plain, err := a.Campaigns.CreateCampaign(ctx, in)
@@ -120,12 +129,24 @@ func TestCampaignLiftEndToEnd(t *testing.T) {
 		got, err := a.Insights.CampaignLift(ctx, c)
 		require.NoError(t, err)
 		require.NotNil(t, got)
-		want := experiment.Measure(treated, heldOut, discounts)
+		want := experiment.Measure(treated, heldOut, discounts, true)
 		require.Equal(t, liftText(&want), liftText(got))
+		require.NotEqual(t, experiment.NoBenefit, got.Verdict, "it gave discounts")
 		require.Positive(t, want.HeldOut.Buyers, "both sides bought: %s", liftText(&want))
 		require.Positive(t, want.Treated.Buyers)
 		require.NotNil(t, want.RevenuePerBuyer.Low, "an interval to compare")
 		t.Log(liftText(got))
+
+		// Their sides are drawn apart from the first's, with the sales
+		// drawn for its: no difference but chance.
+		idleLift, err := a.Insights.CampaignLift(ctx, idle)
+		require.NoError(t, err)
+		require.Equal(t, experiment.NoBenefit, idleLift.Verdict, liftText(idleLift))
+		require.True(t, idleLift.Discounts.IsZero())
+		require.Contains(t, idleLift.Summary(), "The campaign gave nothing in its period")
+		bonusLift, err := a.Insights.CampaignLift(ctx, bonus)
+		require.NoError(t, err)
+		require.NotEqual(t, experiment.NoBenefit, bonusLift.Verdict, liftText(bonusLift))
 
 		none, err := a.Insights.CampaignLift(ctx, plain)
 		require.NoError(t, err)

@@ -40,7 +40,7 @@ func (tr trial) run(seed uint64) experiment.Lift {
 			g.Add(false, decimal.Zero)
 		}
 	}
-	return experiment.Measure(treated, heldOut, decimal.Zero)
+	return experiment.Measure(treated, heldOut, decimal.Zero, true)
 }
 
 // covers tells whether m's interval holds v.

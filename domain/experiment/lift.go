@@ -63,12 +63,15 @@ type Lift struct {
 	IncrementalRevenue decimal.Decimal
 	// NetRevenue is IncrementalRevenue less Discounts.
 	NetRevenue decimal.Decimal
+	// Verdict is what the lift tells, in a word; Summary, in a sentence.
+	Verdict Verdict
 }
 
 // Measure compares the groups: the share of buyers, the revenue per
 // customer and per buyer, and the incremental revenue less the discounts
-// given.
-func Measure(treated, heldOut Group, discounts decimal.Decimal) Lift {
+// given; gave says the campaign gave any benefit in the period (else the
+// Verdict is NoBenefit).
+func Measure(treated, heldOut Group, discounts decimal.Decimal, gave bool) Lift {
 	l := Lift{Treated: treated, HeldOut: heldOut, Discounts: discounts}
 	l.BuyerShare = welch(
 		sample{n: treated.Customers, sum: decimal.NewFromInt(int64(treated.Buyers)), squares: decimal.NewFromInt(int64(treated.Buyers))},
@@ -86,6 +89,7 @@ func Measure(treated, heldOut Group, discounts decimal.Decimal) Lift {
 		l.IncrementalRevenue = perCustomer.Mul(decimal.NewFromInt(int64(treated.Customers))).Round(moneyPlaces)
 	}
 	l.NetRevenue = l.IncrementalRevenue.Sub(discounts)
+	l.Verdict = l.verdict(gave)
 	return l
 }
 

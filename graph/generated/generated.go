@@ -177,8 +177,10 @@ type ComplexityRoot struct {
 		NetRevenue         func(childComplexity int) int
 		RevenuePerBuyer    func(childComplexity int) int
 		RevenuePerCustomer func(childComplexity int) int
+		Summary            func(childComplexity int) int
 		TreatedBuyers      func(childComplexity int) int
 		TreatedCustomers   func(childComplexity int) int
+		Verdict            func(childComplexity int) int
 	}
 
 	CampaignPerformance struct {
@@ -1603,6 +1605,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CampaignLift.RevenuePerCustomer(childComplexity), true
+	case "CampaignLift.summary":
+		if e.ComplexityRoot.CampaignLift.Summary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignLift.Summary(childComplexity), true
 	case "CampaignLift.treatedBuyers":
 		if e.ComplexityRoot.CampaignLift.TreatedBuyers == nil {
 			break
@@ -1615,6 +1623,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CampaignLift.TreatedCustomers(childComplexity), true
+	case "CampaignLift.verdict":
+		if e.ComplexityRoot.CampaignLift.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignLift.Verdict(childComplexity), true
 
 	case "CampaignPerformance.cashbackPromised":
 		if e.ComplexityRoot.CampaignPerformance.CashbackPromised == nil {
@@ -6045,6 +6059,26 @@ type CampaignLift {
   incrementalRevenue: Decimal!
   "incrementalRevenue less discounts, in R$."
   netRevenue: Decimal!
+  "What the lift tells, judged by revenuePerCustomer: NO_BENEFIT first when the campaign gave nothing in the period."
+  verdict: LiftVerdict!
+  "The verdict in a sentence, with the figures it rests on, for people (English)."
+  summary: String!
+}
+
+"""
+What a campaign's lift tells, judged by the revenue per customer's 95% interval (Welch's t).
+"""
+enum LiftVerdict {
+  "The campaign gave nothing in the period (no redemption, discount nor cashback): the groups' difference is chance, not its effect. A bonus-points campaign is never judged so (its points are not traced to it)."
+  NO_BENEFIT
+  "A group has fewer than two customers: no interval."
+  TOO_FEW_CUSTOMERS
+  "The interval includes 0: the campaign may have changed nothing."
+  NOT_SIGNIFICANT
+  "The interval lies above 0: treated customers bought more."
+  INCREASED
+  "The interval lies below 0: treated customers bought less."
+  DECREASED
 }
 
 extend type Campaign {
@@ -13989,6 +14023,10 @@ func (ec *executionContext) childFields_CampaignLift(ctx context.Context, field 
 		return ec.fieldContext_CampaignLift_incrementalRevenue(ctx, field)
 	case "netRevenue":
 		return ec.fieldContext_CampaignLift_netRevenue(ctx, field)
+	case "verdict":
+		return ec.fieldContext_CampaignLift_verdict(ctx, field)
+	case "summary":
+		return ec.fieldContext_CampaignLift_summary(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CampaignLift", field.Name)
 }
@@ -20006,6 +20044,52 @@ func (ec *executionContext) _CampaignLift_netRevenue(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_CampaignLift_netRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CampaignLift", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignLift_verdict(ctx context.Context, field graphql.CollectedField, obj *CampaignLift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignLift_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v LiftVerdict) graphql.Marshaler {
+			return ec.marshalNLiftVerdict2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLiftVerdict(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignLift_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignLift", field, false, false, errors.New("field of type LiftVerdict does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignLift_summary(ctx context.Context, field graphql.CollectedField, obj *CampaignLift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignLift_summary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Summary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignLift_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignLift", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _CampaignPerformance_redemptions(ctx context.Context, field graphql.CollectedField, obj *CampaignPerformance) (ret graphql.Marshaler) {
@@ -59370,6 +59454,16 @@ func (ec *executionContext) _CampaignLift(ctx context.Context, sel ast.Selection
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "verdict":
+			out.Values[i] = ec._CampaignLift_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "summary":
+			out.Values[i] = ec._CampaignLift_summary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -67560,6 +67654,16 @@ func (ec *executionContext) marshalNLiftMeasure2ᚖgithubᚗcomᚋfidelizaᚋfid
 		return graphql.Null
 	}
 	return ec._LiftMeasure(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNLiftVerdict2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLiftVerdict(ctx context.Context, v any) (LiftVerdict, error) {
+	var res LiftVerdict
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNLiftVerdict2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLiftVerdict(ctx context.Context, sel ast.SelectionSet, v LiftVerdict) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNMap2map(ctx context.Context, v any) (map[string]any, error) {

@@ -89,6 +89,10 @@ type CampaignLift struct {
 	IncrementalRevenue decimal.Decimal `json:"incrementalRevenue"`
 	// incrementalRevenue less discounts, in R$.
 	NetRevenue decimal.Decimal `json:"netRevenue"`
+	// What the lift tells, judged by revenuePerCustomer: NO_BENEFIT first when the campaign gave nothing in the period.
+	Verdict LiftVerdict `json:"verdict"`
+	// The verdict in a sentence, with the figures it rests on, for people (English).
+	Summary string `json:"summary"`
 }
 
 // What a campaign gave and brought in a period.
@@ -734,6 +738,73 @@ type WebhookEndpointSecret struct {
 	Endpoint *ent.WebhookEndpoint `json:"endpoint"`
 	// The signing secret, whsec_…: the HMAC-SHA256 key of the webhook-signature header.
 	Secret string `json:"secret"`
+}
+
+// What a campaign's lift tells, judged by the revenue per customer's 95% interval (Welch's t).
+type LiftVerdict string
+
+const (
+	// The campaign gave nothing in the period (no redemption, discount nor cashback): the groups' difference is chance, not its effect. A bonus-points campaign is never judged so (its points are not traced to it).
+	LiftVerdictNoBenefit LiftVerdict = "NO_BENEFIT"
+	// A group has fewer than two customers: no interval.
+	LiftVerdictTooFewCustomers LiftVerdict = "TOO_FEW_CUSTOMERS"
+	// The interval includes 0: the campaign may have changed nothing.
+	LiftVerdictNotSignificant LiftVerdict = "NOT_SIGNIFICANT"
+	// The interval lies above 0: treated customers bought more.
+	LiftVerdictIncreased LiftVerdict = "INCREASED"
+	// The interval lies below 0: treated customers bought less.
+	LiftVerdictDecreased LiftVerdict = "DECREASED"
+)
+
+var AllLiftVerdict = []LiftVerdict{
+	LiftVerdictNoBenefit,
+	LiftVerdictTooFewCustomers,
+	LiftVerdictNotSignificant,
+	LiftVerdictIncreased,
+	LiftVerdictDecreased,
+}
+
+func (e LiftVerdict) IsValid() bool {
+	switch e {
+	case LiftVerdictNoBenefit, LiftVerdictTooFewCustomers, LiftVerdictNotSignificant, LiftVerdictIncreased, LiftVerdictDecreased:
+		return true
+	}
+	return false
+}
+
+func (e LiftVerdict) String() string {
+	return string(e)
+}
+
+func (e *LiftVerdict) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = LiftVerdict(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid LiftVerdict", str)
+	}
+	return nil
+}
+
+func (e LiftVerdict) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *LiftVerdict) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e LiftVerdict) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 // What ranks the customers of topCustomers.

@@ -29,12 +29,13 @@ type Point struct {
 type Chart struct {
 	ID, Title     string
 	Width, Height int
-	Kind          string  // "columns", "line" or "bars": the CSS class of the drawing
-	Marks         []Mark  // a column or a bar each
-	Line          string  // the polyline's points, for a line chart
-	Ticks         []Tick  // the value axis
-	Labels        []Label // the category axis
-	Points        []Point // what the chart shows, for its data table
+	Kind          string   // "columns", "line" or "bars": the CSS class of the drawing
+	Marks         []Mark   // a column or a bar each
+	Line          string   // the polyline's points, for a line chart
+	Ticks         []Tick   // the value axis
+	Labels        []Label  // the category axis
+	Points        []Point  // what the chart shows, for its data table
+	Notes         []string // sentences shown under the title, what the chart alone cannot say
 }
 
 // Mark is a rectangle of a column or bar chart, with its tooltip.
