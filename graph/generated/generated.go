@@ -283,6 +283,7 @@ type ComplexityRoot struct {
 		ExternalID               func(childComplexity int) int
 		Gender                   func(childComplexity int) int
 		ID                       func(childComplexity int) int
+		LastPurchaseAt           func(childComplexity int) int
 		Level                    func(childComplexity int) int
 		LevelGraceSince          func(childComplexity int) int
 		LifetimeValue            func(childComplexity int) int
@@ -295,6 +296,7 @@ type ComplexityRoot struct {
 		PosStatus                func(childComplexity int) int
 		Redemptions              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
 		Sales                    func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) int
+		SalesCount               func(childComplexity int) int
 		Score                    func(childComplexity int) int
 		Segments                 func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
 		TenantID                 func(childComplexity int) int
@@ -2023,6 +2025,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.ID(childComplexity), true
+	case "Customer.lastPurchaseAt":
+		if e.ComplexityRoot.Customer.LastPurchaseAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Customer.LastPurchaseAt(childComplexity), true
 	case "Customer.level":
 		if e.ComplexityRoot.Customer.Level == nil {
 			break
@@ -2110,6 +2118,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.Sales(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.SaleOrder), args["where"].(*ent.SaleWhereInput)), true
+	case "Customer.salesCount":
+		if e.ComplexityRoot.Customer.SalesCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Customer.SalesCount(childComplexity), true
 	case "Customer.score":
 		if e.ComplexityRoot.Customer.Score == nil {
 			break
@@ -7803,6 +7817,14 @@ type Customer implements Node {
   """
   lifetimeValue: Decimal!
   """
+  The customer's purchases: their sales processed and not returned or cancelled whole (the audiences' purchases), recounted as a sale is processed or returned.
+  """
+  salesCount: Int!
+  """
+  When the latest of those purchases was made (the sale's date); empty without one.
+  """
+  lastPurchaseAt: Time
+  """
   Whether the customer agreed to marketing by e-mail.
   """
   consentMarketingEmail: Boolean!
@@ -8078,6 +8100,8 @@ enum CustomerOrderField {
   LEVEL
   POINTS_BALANCE
   LIFETIME_VALUE
+  SALES_COUNT
+  LAST_PURCHASE_AT
 }
 """
 A customer's churn score (BG/NBD) and its recency, frequency and monetary value.
@@ -8650,6 +8674,30 @@ input CustomerWhereInput {
   lifetimeValueCentsGTE: Int
   lifetimeValueCentsLT: Int
   lifetimeValueCentsLTE: Int
+  """
+  sales_count field predicates
+  """
+  salesCount: Int
+  salesCountNEQ: Int
+  salesCountIn: [Int!]
+  salesCountNotIn: [Int!]
+  salesCountGT: Int
+  salesCountGTE: Int
+  salesCountLT: Int
+  salesCountLTE: Int
+  """
+  last_purchase_at field predicates
+  """
+  lastPurchaseAt: Time
+  lastPurchaseAtNEQ: Time
+  lastPurchaseAtIn: [Time!]
+  lastPurchaseAtNotIn: [Time!]
+  lastPurchaseAtGT: Time
+  lastPurchaseAtGTE: Time
+  lastPurchaseAtLT: Time
+  lastPurchaseAtLTE: Time
+  lastPurchaseAtIsNil: Boolean
+  lastPurchaseAtNotNil: Boolean
   """
   consent_marketing_email field predicates
   """
@@ -13654,7 +13702,7 @@ An exact decimal number rendered as a string without trailing zeros, such as "12
 scalar Decimal
 
 """
-An instant in ISO 8601 (RFC 3339) with its offset, such as "2026-03-01T12:00:00Z".
+An instant in ISO 8601 (RFC 3339) with its offset, such as "2026-03-01T12:00:00Z"; any offset is accepted, and read as the same instant in UTC.
 """
 scalar Time
 
@@ -14201,6 +14249,10 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_pointsDebt(ctx, field)
 	case "lifetimeValue":
 		return ec.fieldContext_Customer_lifetimeValue(ctx, field)
+	case "salesCount":
+		return ec.fieldContext_Customer_salesCount(ctx, field)
+	case "lastPurchaseAt":
+		return ec.fieldContext_Customer_lastPurchaseAt(ctx, field)
 	case "consentMarketingEmail":
 		return ec.fieldContext_Customer_consentMarketingEmail(ctx, field)
 	case "consentMarketingSms":
@@ -21664,6 +21716,52 @@ func (ec *executionContext) _Customer_lifetimeValue(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_Customer_lifetimeValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Customer_salesCount(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_salesCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SalesCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Customer_salesCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Customer_lastPurchaseAt(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_lastPurchaseAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastPurchaseAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Customer_lastPurchaseAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _Customer_consentMarketingEmail(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
@@ -41743,7 +41841,7 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "levelGraceSince", "levelGraceSinceNEQ", "levelGraceSinceIn", "levelGraceSinceNotIn", "levelGraceSinceGT", "levelGraceSinceGTE", "levelGraceSinceLT", "levelGraceSinceLTE", "levelGraceSinceIsNil", "levelGraceSinceNotNil", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "pointsPending", "pointsPendingNEQ", "pointsPendingIn", "pointsPendingNotIn", "pointsPendingGT", "pointsPendingGTE", "pointsPendingLT", "pointsPendingLTE", "pointsDebt", "pointsDebtNEQ", "pointsDebtIn", "pointsDebtNotIn", "pointsDebtGT", "pointsDebtGTE", "pointsDebtLT", "pointsDebtLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "lifetimeValueCents", "lifetimeValueCentsNEQ", "lifetimeValueCentsIn", "lifetimeValueCentsNotIn", "lifetimeValueCentsGT", "lifetimeValueCentsGTE", "lifetimeValueCentsLT", "lifetimeValueCentsLTE", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "consentMarketingWhatsapp", "consentMarketingWhatsappNEQ", "consentDataSharing", "consentDataSharingNEQ", "erasedAt", "erasedAtNEQ", "erasedAtIn", "erasedAtNotIn", "erasedAtGT", "erasedAtGTE", "erasedAtLT", "erasedAtLTE", "erasedAtIsNil", "erasedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasRedemptions", "hasRedemptionsWith", "hasSales", "hasSalesWith", "hasConsentChanges", "hasConsentChangesWith", "hasScore", "hasScoreWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "levelGraceSince", "levelGraceSinceNEQ", "levelGraceSinceIn", "levelGraceSinceNotIn", "levelGraceSinceGT", "levelGraceSinceGTE", "levelGraceSinceLT", "levelGraceSinceLTE", "levelGraceSinceIsNil", "levelGraceSinceNotNil", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "pointsPending", "pointsPendingNEQ", "pointsPendingIn", "pointsPendingNotIn", "pointsPendingGT", "pointsPendingGTE", "pointsPendingLT", "pointsPendingLTE", "pointsDebt", "pointsDebtNEQ", "pointsDebtIn", "pointsDebtNotIn", "pointsDebtGT", "pointsDebtGTE", "pointsDebtLT", "pointsDebtLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "lifetimeValueCents", "lifetimeValueCentsNEQ", "lifetimeValueCentsIn", "lifetimeValueCentsNotIn", "lifetimeValueCentsGT", "lifetimeValueCentsGTE", "lifetimeValueCentsLT", "lifetimeValueCentsLTE", "salesCount", "salesCountNEQ", "salesCountIn", "salesCountNotIn", "salesCountGT", "salesCountGTE", "salesCountLT", "salesCountLTE", "lastPurchaseAt", "lastPurchaseAtNEQ", "lastPurchaseAtIn", "lastPurchaseAtNotIn", "lastPurchaseAtGT", "lastPurchaseAtGTE", "lastPurchaseAtLT", "lastPurchaseAtLTE", "lastPurchaseAtIsNil", "lastPurchaseAtNotNil", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "consentMarketingWhatsapp", "consentMarketingWhatsappNEQ", "consentDataSharing", "consentDataSharingNEQ", "erasedAt", "erasedAtNEQ", "erasedAtIn", "erasedAtNotIn", "erasedAtGT", "erasedAtGTE", "erasedAtLT", "erasedAtLTE", "erasedAtIsNil", "erasedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasRedemptions", "hasRedemptionsWith", "hasSales", "hasSalesWith", "hasConsentChanges", "hasConsentChangesWith", "hasScore", "hasScoreWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -43423,6 +43521,132 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 				return it, err
 			}
 			it.LifetimeValueCentsLTE = data
+		case "salesCount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("salesCount"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SalesCount = data
+		case "salesCountNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("salesCountNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SalesCountNEQ = data
+		case "salesCountIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("salesCountIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SalesCountIn = data
+		case "salesCountNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("salesCountNotIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SalesCountNotIn = data
+		case "salesCountGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("salesCountGT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SalesCountGT = data
+		case "salesCountGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("salesCountGTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SalesCountGTE = data
+		case "salesCountLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("salesCountLT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SalesCountLT = data
+		case "salesCountLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("salesCountLTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SalesCountLTE = data
+		case "lastPurchaseAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAt = data
+		case "lastPurchaseAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAtNEQ = data
+		case "lastPurchaseAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAtIn = data
+		case "lastPurchaseAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAtNotIn = data
+		case "lastPurchaseAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAtGT = data
+		case "lastPurchaseAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAtGTE = data
+		case "lastPurchaseAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAtLT = data
+		case "lastPurchaseAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAtLTE = data
+		case "lastPurchaseAtIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAtIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAtIsNil = data
+		case "lastPurchaseAtNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAtNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAtNotNil = data
 		case "consentMarketingEmail":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("consentMarketingEmail"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -60200,6 +60424,16 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "salesCount":
+			out.Values[i] = ec._Customer_salesCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastPurchaseAt":
+			out.Values[i] = ec._Customer_lastPurchaseAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "consentMarketingEmail":
 			out.Values[i] = ec._Customer_consentMarketingEmail(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -68266,13 +68500,13 @@ func (ec *executionContext) unmarshalNTenantWhereInput2ᚖgithubᚗcomᚋfideliz
 }
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
-	res, err := graphql.UnmarshalTime(v)
+	res, err := scalar.UnmarshalTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel ast.SelectionSet, v time.Time) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalTime(v)
+	res := scalar.MarshalTime(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -71114,7 +71348,7 @@ func (ec *executionContext) unmarshalOTime2ᚖtimeᚐTime(ctx context.Context, v
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalTime(v)
+	res, err := scalar.UnmarshalTime(v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -71124,7 +71358,7 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalTime(*v)
+	res := scalar.MarshalTime(*v)
 	return res
 }
 
