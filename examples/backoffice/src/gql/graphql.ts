@@ -23,7 +23,7 @@ export type Scalars = {
   Decimal: { input: string; output: string; }
   /** A JSON object, such as the data of an event. */
   Map: { input: Record<string, unknown>; output: Record<string, unknown>; }
-  /** An instant in ISO 8601 (RFC 3339) with its offset, such as "2026-03-01T12:00:00Z". */
+  /** An instant in ISO 8601 (RFC 3339) with its offset, such as "2026-03-01T12:00:00Z"; any offset is accepted, and read as the same instant in UTC. */
   Time: { input: string; output: string; }
 };
 
@@ -1114,10 +1114,12 @@ export type CustomerOrder = {
 /** Properties by which Customer connections can be ordered. */
 export type CustomerOrderField =
   | 'CREATED_AT'
+  | 'LAST_PURCHASE_AT'
   | 'LEVEL'
   | 'LIFETIME_VALUE'
   | 'NAME'
   | 'POINTS_BALANCE'
+  | 'SALES_COUNT'
   | 'UPDATED_AT';
 
 /** Registration status of a customer at the point of sale. */
@@ -1495,6 +1497,17 @@ export type CustomerWhereInput = {
   idLTE?: InputMaybe<Scalars['ID']['input']>;
   idNEQ?: InputMaybe<Scalars['ID']['input']>;
   idNotIn?: InputMaybe<Array<Scalars['ID']['input']>>;
+  /** last_purchase_at field predicates */
+  lastPurchaseAt?: InputMaybe<Scalars['Time']['input']>;
+  lastPurchaseAtGT?: InputMaybe<Scalars['Time']['input']>;
+  lastPurchaseAtGTE?: InputMaybe<Scalars['Time']['input']>;
+  lastPurchaseAtIn?: InputMaybe<Array<Scalars['Time']['input']>>;
+  lastPurchaseAtIsNil?: InputMaybe<Scalars['Boolean']['input']>;
+  lastPurchaseAtLT?: InputMaybe<Scalars['Time']['input']>;
+  lastPurchaseAtLTE?: InputMaybe<Scalars['Time']['input']>;
+  lastPurchaseAtNEQ?: InputMaybe<Scalars['Time']['input']>;
+  lastPurchaseAtNotIn?: InputMaybe<Array<Scalars['Time']['input']>>;
+  lastPurchaseAtNotNil?: InputMaybe<Scalars['Boolean']['input']>;
   /** level field predicates */
   level?: InputMaybe<CustomerLevel>;
   /** level_grace_since field predicates */
@@ -1588,6 +1601,15 @@ export type CustomerWhereInput = {
   pointsPendingLTE?: InputMaybe<Scalars['Int']['input']>;
   pointsPendingNEQ?: InputMaybe<Scalars['Int']['input']>;
   pointsPendingNotIn?: InputMaybe<Array<Scalars['Int']['input']>>;
+  /** sales_count field predicates */
+  salesCount?: InputMaybe<Scalars['Int']['input']>;
+  salesCountGT?: InputMaybe<Scalars['Int']['input']>;
+  salesCountGTE?: InputMaybe<Scalars['Int']['input']>;
+  salesCountIn?: InputMaybe<Array<Scalars['Int']['input']>>;
+  salesCountLT?: InputMaybe<Scalars['Int']['input']>;
+  salesCountLTE?: InputMaybe<Scalars['Int']['input']>;
+  salesCountNEQ?: InputMaybe<Scalars['Int']['input']>;
+  salesCountNotIn?: InputMaybe<Array<Scalars['Int']['input']>>;
   /** tenant_id field predicates */
   tenantID?: InputMaybe<Scalars['ID']['input']>;
   tenantIDContains?: InputMaybe<Scalars['ID']['input']>;
