@@ -80,7 +80,7 @@ func (Customer) Fields() []ent.Field {
 			Comment("Points owed: reversed after they were spent (a return). The next credits settle it first; nothing can be spent while it is open."),
 		field.Other("lifetime_value", decimal.Decimal{}).SchemaType(decimalColumn).
 			Default(decimal.Zero).
-			Annotations(entgql.Type("Decimal")).
+			Annotations(entgql.Type("Money")).
 			Comment("Total spent, in R$."),
 		field.Int64("lifetime_value_cents").Default(0).
 			Annotations(entgql.OrderField("LIFETIME_VALUE"),
