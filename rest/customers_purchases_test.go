@@ -163,7 +163,10 @@ func TestCustomersOrderedByPurchasesREST(t *testing.T) {
 			}
 		})
 		t.Run("refused", func(t *testing.T) {
+			bySales := e.custList(t, e.token, url.Values{"limit": {"1"}, "order_by": {"sales_count"}}).nextCursor.(string)
 			for q, field := range map[string]string{
+				// A cursor of one order is no cursor of another.
+				"order_by=lifetime_value&cursor=" + url.QueryEscape(bySales): "cursor",
 				"order_by=purchases":              "order_by",
 				"min_sales_count=-1":              "min_sales_count",
 				"max_sales_count=two":             "max_sales_count",

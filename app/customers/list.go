@@ -3,6 +3,7 @@ package customers
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -100,8 +101,8 @@ func valueBounds(f CustomerFilter) ([]predicate.Customer, error) {
 }
 
 // valueOrder is the filter's order by a value: the keyset predicate after
-// a cursor (whose value is the last customer's value) and the order; o is
-// nil for the default order.
+// a cursor (whose value is the order's name and the last customer's value,
+// "sales_count:3") and the order; o is nil for the default order.
 func valueOrder(f CustomerFilter, after *ent.Cursor) (o *customerOrder, keyset predicate.Customer, order []customer.OrderOption, err error) {
 	badCursor := apperr.Invalid("cursor", "is not a cursor of this list; use next_cursor of the previous page")
 	if f.OrderBy == "" {
@@ -131,8 +132,9 @@ func valueOrder(f CustomerFilter, after *ent.Cursor) (o *customerOrder, keyset p
 		return &by, nil, order, nil
 	}
 	v, isString := after.Value.(string)
-	last, perr := strconv.ParseInt(v, 10, 64)
-	if !isString || perr != nil {
+	n, ofOrder := strings.CutPrefix(v, f.OrderBy+":")
+	last, perr := strconv.ParseInt(n, 10, 64)
+	if !isString || !ofOrder || perr != nil { // a cursor of another order is refused too
 		return nil, nil, nil, badCursor
 	}
 	beyond := by.lt(last)
@@ -222,7 +224,7 @@ func (a *Service) ListCustomers(ctx context.Context, f CustomerFilter, after *en
 		for _, n := range nodes {
 			cursor := ent.Cursor{ID: n.ID}
 			if byValue != nil {
-				cursor.Value = strconv.FormatInt(byValue.value(n), 10)
+				cursor.Value = f.OrderBy + ":" + strconv.FormatInt(byValue.value(n), 10)
 			}
 			conn.Edges = append(conn.Edges, &ent.CustomerEdge{Node: n, Cursor: cursor})
 		}
