@@ -94,7 +94,7 @@ type CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift st
 	// Target customers held out of it (the control group).
 	HeldOutCustomers int `json:"heldOutCustomers"`
 	// Revenue per customer, in R$.
-	RevenuePerCustomer CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure `json:"revenuePerCustomer"`
+	RevenuePerCustomer CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerMoneyLiftMeasure `json:"revenuePerCustomer"`
 	// incrementalRevenue less discounts, in R$.
 	NetRevenue decimal.Decimal `json:"netRevenue"`
 	// What the lift tells, judged by revenuePerCustomer: NO_BENEFIT first when the campaign gave nothing in the period.
@@ -114,7 +114,7 @@ func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLif
 }
 
 // GetRevenuePerCustomer returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift.RevenuePerCustomer, and is useful for accessing the field via an interface.
-func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift) GetRevenuePerCustomer() CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure {
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift) GetRevenuePerCustomer() CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerMoneyLiftMeasure {
 	return v.RevenuePerCustomer
 }
 
@@ -133,12 +133,11 @@ func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLif
 	return v.Summary
 }
 
-// CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure includes the requested fields of the GraphQL type LiftMeasure.
+// CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerMoneyLiftMeasure includes the requested fields of the GraphQL type MoneyLiftMeasure.
 // The GraphQL type's documentation follows.
 //
-// One measure of a campaign's experiment: the mean of its treated customers and of its held-out ones, their
-// difference (treated less held out) and the difference's 95% confidence interval by Welch's t.
-type CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure struct {
+// One measure of a campaign's experiment in R$ (revenue per customer, per buyer): as LiftMeasure, in Money.
+type CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerMoneyLiftMeasure struct {
 	// The treated customers' mean.
 	Treated decimal.Decimal `json:"treated"`
 	// The held-out customers' mean.
@@ -153,33 +152,33 @@ type CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRev
 	Significant bool `json:"significant"`
 }
 
-// GetTreated returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure.Treated, and is useful for accessing the field via an interface.
-func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure) GetTreated() decimal.Decimal {
+// GetTreated returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerMoneyLiftMeasure.Treated, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerMoneyLiftMeasure) GetTreated() decimal.Decimal {
 	return v.Treated
 }
 
-// GetHeldOut returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure.HeldOut, and is useful for accessing the field via an interface.
-func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure) GetHeldOut() decimal.Decimal {
+// GetHeldOut returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerMoneyLiftMeasure.HeldOut, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerMoneyLiftMeasure) GetHeldOut() decimal.Decimal {
 	return v.HeldOut
 }
 
-// GetDifference returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure.Difference, and is useful for accessing the field via an interface.
-func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure) GetDifference() decimal.Decimal {
+// GetDifference returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerMoneyLiftMeasure.Difference, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerMoneyLiftMeasure) GetDifference() decimal.Decimal {
 	return v.Difference
 }
 
-// GetLow returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure.Low, and is useful for accessing the field via an interface.
-func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure) GetLow() *decimal.Decimal {
+// GetLow returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerMoneyLiftMeasure.Low, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerMoneyLiftMeasure) GetLow() *decimal.Decimal {
 	return v.Low
 }
 
-// GetHigh returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure.High, and is useful for accessing the field via an interface.
-func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure) GetHigh() *decimal.Decimal {
+// GetHigh returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerMoneyLiftMeasure.High, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerMoneyLiftMeasure) GetHigh() *decimal.Decimal {
 	return v.High
 }
 
-// GetSignificant returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure.Significant, and is useful for accessing the field via an interface.
-func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure) GetSignificant() bool {
+// GetSignificant returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerMoneyLiftMeasure.Significant, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerMoneyLiftMeasure) GetSignificant() bool {
 	return v.Significant
 }
 

@@ -52,7 +52,7 @@ type Campaign struct {
 	StoreGroups []string `json:"store_groups,omitempty"`
 	// Discount and cashback campaigns: a percentage of the items, a fixed amount in R$, or free shipping.
 	DiscountMode *campaign.DiscountMode `json:"discount_mode,omitempty"`
-	// Percentage (0–100) or fixed amount in R$.
+	// Percentage (0–100, exact, fractions of a percent too) or fixed amount in R$.
 	DiscountValue *decimal.Decimal `json:"discount_value,omitempty"`
 	// Cashback: days after the redemption the credit is released; 0 means at once.
 	CreditAfterDays *int `json:"credit_after_days,omitempty"`

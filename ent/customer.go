@@ -71,6 +71,12 @@ type Customer struct {
 	LifetimeValue decimal.Decimal `json:"lifetime_value,omitempty"`
 	// The lifetime value in cents (rounded half away from zero), kept by a hook: the order and the comparisons by lifetime value, which a decimal stored as text (SQLite) cannot give.
 	LifetimeValueCents int64 `json:"lifetime_value_cents,omitempty"`
+	// The customer's purchases: their sales processed and not returned or cancelled whole (the audiences' purchases), recounted as a sale is processed or returned.
+	SalesCount int64 `json:"sales_count,omitempty"`
+	// When the latest of those purchases was made (the sale's date); empty without one.
+	LastPurchaseAt *time.Time `json:"last_purchase_at,omitempty"`
+	// last_purchase_at in whole seconds since 1970 (0 without one), kept by a hook: the order by last purchase, the same on both databases, without NULLs (which cursors cannot carry).
+	LastPurchaseUnix int64 `json:"last_purchase_unix,omitempty"`
 	// Whether the customer agreed to marketing by e-mail.
 	ConsentMarketingEmail bool `json:"consent_marketing_email,omitempty"`
 	// Whether the customer agreed to marketing by SMS.
@@ -194,11 +200,11 @@ func (*Customer) scanValues(columns []string) ([]any, error) {
 			values[i] = new(decimal.Decimal)
 		case customer.FieldConsentMarketingEmail, customer.FieldConsentMarketingSms, customer.FieldConsentMarketingWhatsapp, customer.FieldConsentDataSharing:
 			values[i] = new(sql.NullBool)
-		case customer.FieldPointsBalance, customer.FieldPointsPending, customer.FieldPointsDebt, customer.FieldLifetimeValueCents:
+		case customer.FieldPointsBalance, customer.FieldPointsPending, customer.FieldPointsDebt, customer.FieldLifetimeValueCents, customer.FieldSalesCount, customer.FieldLastPurchaseUnix:
 			values[i] = new(sql.NullInt64)
 		case customer.FieldID, customer.FieldTenantID, customer.FieldExternalID, customer.FieldName, customer.FieldNameSearch, customer.FieldEmail, customer.FieldEmailKey, customer.FieldDocumentType, customer.FieldDocumentIndex, customer.FieldPhone, customer.FieldBirthDate, customer.FieldGender, customer.FieldAddressStreet, customer.FieldAddressCity, customer.FieldAddressState, customer.FieldAddressZipCode, customer.FieldLevel:
 			values[i] = new(sql.NullString)
-		case customer.FieldCreatedAt, customer.FieldUpdatedAt, customer.FieldLevelGraceSince, customer.FieldConsentUpdatedAt, customer.FieldErasedAt:
+		case customer.FieldCreatedAt, customer.FieldUpdatedAt, customer.FieldLevelGraceSince, customer.FieldLastPurchaseAt, customer.FieldConsentUpdatedAt, customer.FieldErasedAt:
 			values[i] = new(sql.NullTime)
 		case customer.FieldDocument:
 			values[i] = customer.ValueScanner.Document.ScanValue()
@@ -383,6 +389,25 @@ func (_m *Customer) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field lifetime_value_cents", values[i])
 			} else if value.Valid {
 				_m.LifetimeValueCents = value.Int64
+			}
+		case customer.FieldSalesCount:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field sales_count", values[i])
+			} else if value.Valid {
+				_m.SalesCount = value.Int64
+			}
+		case customer.FieldLastPurchaseAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field last_purchase_at", values[i])
+			} else if value.Valid {
+				_m.LastPurchaseAt = new(time.Time)
+				*_m.LastPurchaseAt = value.Time
+			}
+		case customer.FieldLastPurchaseUnix:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field last_purchase_unix", values[i])
+			} else if value.Valid {
+				_m.LastPurchaseUnix = value.Int64
 			}
 		case customer.FieldConsentMarketingEmail:
 			if value, ok := values[i].(*sql.NullBool); !ok {
@@ -589,6 +614,17 @@ func (_m *Customer) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("lifetime_value_cents=")
 	builder.WriteString(fmt.Sprintf("%v", _m.LifetimeValueCents))
+	builder.WriteString(", ")
+	builder.WriteString("sales_count=")
+	builder.WriteString(fmt.Sprintf("%v", _m.SalesCount))
+	builder.WriteString(", ")
+	if v := _m.LastPurchaseAt; v != nil {
+		builder.WriteString("last_purchase_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("last_purchase_unix=")
+	builder.WriteString(fmt.Sprintf("%v", _m.LastPurchaseUnix))
 	builder.WriteString(", ")
 	builder.WriteString("consent_marketing_email=")
 	builder.WriteString(fmt.Sprintf("%v", _m.ConsentMarketingEmail))

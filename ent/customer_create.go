@@ -362,6 +362,48 @@ func (_c *CustomerCreate) SetNillableLifetimeValueCents(v *int64) *CustomerCreat
 	return _c
 }
 
+// SetSalesCount sets the "sales_count" field.
+func (_c *CustomerCreate) SetSalesCount(v int64) *CustomerCreate {
+	_c.mutation.SetSalesCount(v)
+	return _c
+}
+
+// SetNillableSalesCount sets the "sales_count" field if the given value is not nil.
+func (_c *CustomerCreate) SetNillableSalesCount(v *int64) *CustomerCreate {
+	if v != nil {
+		_c.SetSalesCount(*v)
+	}
+	return _c
+}
+
+// SetLastPurchaseAt sets the "last_purchase_at" field.
+func (_c *CustomerCreate) SetLastPurchaseAt(v time.Time) *CustomerCreate {
+	_c.mutation.SetLastPurchaseAt(v)
+	return _c
+}
+
+// SetNillableLastPurchaseAt sets the "last_purchase_at" field if the given value is not nil.
+func (_c *CustomerCreate) SetNillableLastPurchaseAt(v *time.Time) *CustomerCreate {
+	if v != nil {
+		_c.SetLastPurchaseAt(*v)
+	}
+	return _c
+}
+
+// SetLastPurchaseUnix sets the "last_purchase_unix" field.
+func (_c *CustomerCreate) SetLastPurchaseUnix(v int64) *CustomerCreate {
+	_c.mutation.SetLastPurchaseUnix(v)
+	return _c
+}
+
+// SetNillableLastPurchaseUnix sets the "last_purchase_unix" field if the given value is not nil.
+func (_c *CustomerCreate) SetNillableLastPurchaseUnix(v *int64) *CustomerCreate {
+	if v != nil {
+		_c.SetLastPurchaseUnix(*v)
+	}
+	return _c
+}
+
 // SetConsentMarketingEmail sets the "consent_marketing_email" field.
 func (_c *CustomerCreate) SetConsentMarketingEmail(v bool) *CustomerCreate {
 	_c.mutation.SetConsentMarketingEmail(v)
@@ -646,6 +688,14 @@ func (_c *CustomerCreate) defaults() error {
 		v := customer.DefaultLifetimeValueCents
 		_c.mutation.SetLifetimeValueCents(v)
 	}
+	if _, ok := _c.mutation.SalesCount(); !ok {
+		v := customer.DefaultSalesCount
+		_c.mutation.SetSalesCount(v)
+	}
+	if _, ok := _c.mutation.LastPurchaseUnix(); !ok {
+		v := customer.DefaultLastPurchaseUnix
+		_c.mutation.SetLastPurchaseUnix(v)
+	}
 	if _, ok := _c.mutation.ConsentMarketingEmail(); !ok {
 		v := customer.DefaultConsentMarketingEmail
 		_c.mutation.SetConsentMarketingEmail(v)
@@ -762,6 +812,17 @@ func (_c *CustomerCreate) check() error {
 	}
 	if _, ok := _c.mutation.LifetimeValueCents(); !ok {
 		return &ValidationError{Name: "lifetime_value_cents", err: errors.New(`ent: missing required field "Customer.lifetime_value_cents"`)}
+	}
+	if _, ok := _c.mutation.SalesCount(); !ok {
+		return &ValidationError{Name: "sales_count", err: errors.New(`ent: missing required field "Customer.sales_count"`)}
+	}
+	if v, ok := _c.mutation.SalesCount(); ok {
+		if err := customer.SalesCountValidator(v); err != nil {
+			return &ValidationError{Name: "sales_count", err: fmt.Errorf(`ent: validator failed for field "Customer.sales_count": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.LastPurchaseUnix(); !ok {
+		return &ValidationError{Name: "last_purchase_unix", err: errors.New(`ent: missing required field "Customer.last_purchase_unix"`)}
 	}
 	if _, ok := _c.mutation.ConsentMarketingEmail(); !ok {
 		return &ValidationError{Name: "consent_marketing_email", err: errors.New(`ent: missing required field "Customer.consent_marketing_email"`)}
@@ -915,6 +976,18 @@ func (_c *CustomerCreate) createSpec() (*Customer, *sqlgraph.CreateSpec, error) 
 	if value, ok := _c.mutation.LifetimeValueCents(); ok {
 		_spec.SetField(customer.FieldLifetimeValueCents, field.TypeInt64, value)
 		_node.LifetimeValueCents = value
+	}
+	if value, ok := _c.mutation.SalesCount(); ok {
+		_spec.SetField(customer.FieldSalesCount, field.TypeInt64, value)
+		_node.SalesCount = value
+	}
+	if value, ok := _c.mutation.LastPurchaseAt(); ok {
+		_spec.SetField(customer.FieldLastPurchaseAt, field.TypeTime, value)
+		_node.LastPurchaseAt = &value
+	}
+	if value, ok := _c.mutation.LastPurchaseUnix(); ok {
+		_spec.SetField(customer.FieldLastPurchaseUnix, field.TypeInt64, value)
+		_node.LastPurchaseUnix = value
 	}
 	if value, ok := _c.mutation.ConsentMarketingEmail(); ok {
 		_spec.SetField(customer.FieldConsentMarketingEmail, field.TypeBool, value)

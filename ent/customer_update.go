@@ -449,6 +449,68 @@ func (_u *CustomerUpdate) AddLifetimeValueCents(v int64) *CustomerUpdate {
 	return _u
 }
 
+// SetSalesCount sets the "sales_count" field.
+func (_u *CustomerUpdate) SetSalesCount(v int64) *CustomerUpdate {
+	_u.mutation.ResetSalesCount()
+	_u.mutation.SetSalesCount(v)
+	return _u
+}
+
+// SetNillableSalesCount sets the "sales_count" field if the given value is not nil.
+func (_u *CustomerUpdate) SetNillableSalesCount(v *int64) *CustomerUpdate {
+	if v != nil {
+		_u.SetSalesCount(*v)
+	}
+	return _u
+}
+
+// AddSalesCount adds value to the "sales_count" field.
+func (_u *CustomerUpdate) AddSalesCount(v int64) *CustomerUpdate {
+	_u.mutation.AddSalesCount(v)
+	return _u
+}
+
+// SetLastPurchaseAt sets the "last_purchase_at" field.
+func (_u *CustomerUpdate) SetLastPurchaseAt(v time.Time) *CustomerUpdate {
+	_u.mutation.SetLastPurchaseAt(v)
+	return _u
+}
+
+// SetNillableLastPurchaseAt sets the "last_purchase_at" field if the given value is not nil.
+func (_u *CustomerUpdate) SetNillableLastPurchaseAt(v *time.Time) *CustomerUpdate {
+	if v != nil {
+		_u.SetLastPurchaseAt(*v)
+	}
+	return _u
+}
+
+// ClearLastPurchaseAt clears the value of the "last_purchase_at" field.
+func (_u *CustomerUpdate) ClearLastPurchaseAt() *CustomerUpdate {
+	_u.mutation.ClearLastPurchaseAt()
+	return _u
+}
+
+// SetLastPurchaseUnix sets the "last_purchase_unix" field.
+func (_u *CustomerUpdate) SetLastPurchaseUnix(v int64) *CustomerUpdate {
+	_u.mutation.ResetLastPurchaseUnix()
+	_u.mutation.SetLastPurchaseUnix(v)
+	return _u
+}
+
+// SetNillableLastPurchaseUnix sets the "last_purchase_unix" field if the given value is not nil.
+func (_u *CustomerUpdate) SetNillableLastPurchaseUnix(v *int64) *CustomerUpdate {
+	if v != nil {
+		_u.SetLastPurchaseUnix(*v)
+	}
+	return _u
+}
+
+// AddLastPurchaseUnix adds value to the "last_purchase_unix" field.
+func (_u *CustomerUpdate) AddLastPurchaseUnix(v int64) *CustomerUpdate {
+	_u.mutation.AddLastPurchaseUnix(v)
+	return _u
+}
+
 // SetConsentMarketingEmail sets the "consent_marketing_email" field.
 func (_u *CustomerUpdate) SetConsentMarketingEmail(v bool) *CustomerUpdate {
 	_u.mutation.SetConsentMarketingEmail(v)
@@ -844,6 +906,11 @@ func (_u *CustomerUpdate) check() error {
 			return &ValidationError{Name: "points_debt", err: fmt.Errorf(`ent: validator failed for field "Customer.points_debt": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.SalesCount(); ok {
+		if err := customer.SalesCountValidator(v); err != nil {
+			return &ValidationError{Name: "sales_count", err: fmt.Errorf(`ent: validator failed for field "Customer.sales_count": %w`, err)}
+		}
+	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Customer.tenant"`)
 	}
@@ -982,6 +1049,24 @@ func (_u *CustomerUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedLifetimeValueCents(); ok {
 		_spec.AddField(customer.FieldLifetimeValueCents, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.SalesCount(); ok {
+		_spec.SetField(customer.FieldSalesCount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedSalesCount(); ok {
+		_spec.AddField(customer.FieldSalesCount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.LastPurchaseAt(); ok {
+		_spec.SetField(customer.FieldLastPurchaseAt, field.TypeTime, value)
+	}
+	if _u.mutation.LastPurchaseAtCleared() {
+		_spec.ClearField(customer.FieldLastPurchaseAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.LastPurchaseUnix(); ok {
+		_spec.SetField(customer.FieldLastPurchaseUnix, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedLastPurchaseUnix(); ok {
+		_spec.AddField(customer.FieldLastPurchaseUnix, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.ConsentMarketingEmail(); ok {
 		_spec.SetField(customer.FieldConsentMarketingEmail, field.TypeBool, value)
@@ -1695,6 +1780,68 @@ func (_u *CustomerUpdateOne) AddLifetimeValueCents(v int64) *CustomerUpdateOne {
 	return _u
 }
 
+// SetSalesCount sets the "sales_count" field.
+func (_u *CustomerUpdateOne) SetSalesCount(v int64) *CustomerUpdateOne {
+	_u.mutation.ResetSalesCount()
+	_u.mutation.SetSalesCount(v)
+	return _u
+}
+
+// SetNillableSalesCount sets the "sales_count" field if the given value is not nil.
+func (_u *CustomerUpdateOne) SetNillableSalesCount(v *int64) *CustomerUpdateOne {
+	if v != nil {
+		_u.SetSalesCount(*v)
+	}
+	return _u
+}
+
+// AddSalesCount adds value to the "sales_count" field.
+func (_u *CustomerUpdateOne) AddSalesCount(v int64) *CustomerUpdateOne {
+	_u.mutation.AddSalesCount(v)
+	return _u
+}
+
+// SetLastPurchaseAt sets the "last_purchase_at" field.
+func (_u *CustomerUpdateOne) SetLastPurchaseAt(v time.Time) *CustomerUpdateOne {
+	_u.mutation.SetLastPurchaseAt(v)
+	return _u
+}
+
+// SetNillableLastPurchaseAt sets the "last_purchase_at" field if the given value is not nil.
+func (_u *CustomerUpdateOne) SetNillableLastPurchaseAt(v *time.Time) *CustomerUpdateOne {
+	if v != nil {
+		_u.SetLastPurchaseAt(*v)
+	}
+	return _u
+}
+
+// ClearLastPurchaseAt clears the value of the "last_purchase_at" field.
+func (_u *CustomerUpdateOne) ClearLastPurchaseAt() *CustomerUpdateOne {
+	_u.mutation.ClearLastPurchaseAt()
+	return _u
+}
+
+// SetLastPurchaseUnix sets the "last_purchase_unix" field.
+func (_u *CustomerUpdateOne) SetLastPurchaseUnix(v int64) *CustomerUpdateOne {
+	_u.mutation.ResetLastPurchaseUnix()
+	_u.mutation.SetLastPurchaseUnix(v)
+	return _u
+}
+
+// SetNillableLastPurchaseUnix sets the "last_purchase_unix" field if the given value is not nil.
+func (_u *CustomerUpdateOne) SetNillableLastPurchaseUnix(v *int64) *CustomerUpdateOne {
+	if v != nil {
+		_u.SetLastPurchaseUnix(*v)
+	}
+	return _u
+}
+
+// AddLastPurchaseUnix adds value to the "last_purchase_unix" field.
+func (_u *CustomerUpdateOne) AddLastPurchaseUnix(v int64) *CustomerUpdateOne {
+	_u.mutation.AddLastPurchaseUnix(v)
+	return _u
+}
+
 // SetConsentMarketingEmail sets the "consent_marketing_email" field.
 func (_u *CustomerUpdateOne) SetConsentMarketingEmail(v bool) *CustomerUpdateOne {
 	_u.mutation.SetConsentMarketingEmail(v)
@@ -2103,6 +2250,11 @@ func (_u *CustomerUpdateOne) check() error {
 			return &ValidationError{Name: "points_debt", err: fmt.Errorf(`ent: validator failed for field "Customer.points_debt": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.SalesCount(); ok {
+		if err := customer.SalesCountValidator(v); err != nil {
+			return &ValidationError{Name: "sales_count", err: fmt.Errorf(`ent: validator failed for field "Customer.sales_count": %w`, err)}
+		}
+	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Customer.tenant"`)
 	}
@@ -2258,6 +2410,24 @@ func (_u *CustomerUpdateOne) sqlSave(ctx context.Context) (_node *Customer, err 
 	}
 	if value, ok := _u.mutation.AddedLifetimeValueCents(); ok {
 		_spec.AddField(customer.FieldLifetimeValueCents, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.SalesCount(); ok {
+		_spec.SetField(customer.FieldSalesCount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedSalesCount(); ok {
+		_spec.AddField(customer.FieldSalesCount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.LastPurchaseAt(); ok {
+		_spec.SetField(customer.FieldLastPurchaseAt, field.TypeTime, value)
+	}
+	if _u.mutation.LastPurchaseAtCleared() {
+		_spec.ClearField(customer.FieldLastPurchaseAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.LastPurchaseUnix(); ok {
+		_spec.SetField(customer.FieldLastPurchaseUnix, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedLastPurchaseUnix(); ok {
+		_spec.AddField(customer.FieldLastPurchaseUnix, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.ConsentMarketingEmail(); ok {
 		_spec.SetField(customer.FieldConsentMarketingEmail, field.TypeBool, value)

@@ -261,6 +261,9 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customer.FieldPointsDebt:               {Type: field.TypeInt64, Column: customer.FieldPointsDebt},
 			customer.FieldLifetimeValue:            {Type: field.TypeOther, Column: customer.FieldLifetimeValue},
 			customer.FieldLifetimeValueCents:       {Type: field.TypeInt64, Column: customer.FieldLifetimeValueCents},
+			customer.FieldSalesCount:               {Type: field.TypeInt64, Column: customer.FieldSalesCount},
+			customer.FieldLastPurchaseAt:           {Type: field.TypeTime, Column: customer.FieldLastPurchaseAt},
+			customer.FieldLastPurchaseUnix:         {Type: field.TypeInt64, Column: customer.FieldLastPurchaseUnix},
 			customer.FieldConsentMarketingEmail:    {Type: field.TypeBool, Column: customer.FieldConsentMarketingEmail},
 			customer.FieldConsentMarketingSms:      {Type: field.TypeBool, Column: customer.FieldConsentMarketingSms},
 			customer.FieldConsentUpdatedAt:         {Type: field.TypeTime, Column: customer.FieldConsentUpdatedAt},
@@ -2816,6 +2819,21 @@ func (f *CustomerFilter) WhereLifetimeValue(p entql.OtherP) {
 // WhereLifetimeValueCents applies the entql int64 predicate on the lifetime_value_cents field.
 func (f *CustomerFilter) WhereLifetimeValueCents(p entql.Int64P) {
 	f.Where(p.Field(customer.FieldLifetimeValueCents))
+}
+
+// WhereSalesCount applies the entql int64 predicate on the sales_count field.
+func (f *CustomerFilter) WhereSalesCount(p entql.Int64P) {
+	f.Where(p.Field(customer.FieldSalesCount))
+}
+
+// WhereLastPurchaseAt applies the entql time.Time predicate on the last_purchase_at field.
+func (f *CustomerFilter) WhereLastPurchaseAt(p entql.TimeP) {
+	f.Where(p.Field(customer.FieldLastPurchaseAt))
+}
+
+// WhereLastPurchaseUnix applies the entql int64 predicate on the last_purchase_unix field.
+func (f *CustomerFilter) WhereLastPurchaseUnix(p entql.Int64P) {
+	f.Where(p.Field(customer.FieldLastPurchaseUnix))
 }
 
 // WhereConsentMarketingEmail applies the entql bool predicate on the consent_marketing_email field.

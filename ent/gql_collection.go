@@ -1592,6 +1592,16 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 				selectedFields = append(selectedFields, customer.FieldLifetimeValue)
 				fieldSeen[customer.FieldLifetimeValue] = struct{}{}
 			}
+		case "salesCount":
+			if _, ok := fieldSeen[customer.FieldSalesCount]; !ok {
+				selectedFields = append(selectedFields, customer.FieldSalesCount)
+				fieldSeen[customer.FieldSalesCount] = struct{}{}
+			}
+		case "lastPurchaseAt":
+			if _, ok := fieldSeen[customer.FieldLastPurchaseAt]; !ok {
+				selectedFields = append(selectedFields, customer.FieldLastPurchaseAt)
+				fieldSeen[customer.FieldLastPurchaseAt] = struct{}{}
+			}
 		case "consentMarketingEmail":
 			if _, ok := fieldSeen[customer.FieldConsentMarketingEmail]; !ok {
 				selectedFields = append(selectedFields, customer.FieldConsentMarketingEmail)

@@ -2035,6 +2035,34 @@ var (
 			}
 		},
 	}
+	// CustomerOrderFieldSalesCount orders Customer by sales_count.
+	CustomerOrderFieldSalesCount = &CustomerOrderField{
+		Value: func(_m *Customer) (ent.Value, error) {
+			return _m.SalesCount, nil
+		},
+		column: customer.FieldSalesCount,
+		toTerm: customer.BySalesCountField,
+		toCursor: func(_m *Customer) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.SalesCount,
+			}
+		},
+	}
+	// CustomerOrderFieldLastPurchaseUnix orders Customer by last_purchase_unix.
+	CustomerOrderFieldLastPurchaseUnix = &CustomerOrderField{
+		Value: func(_m *Customer) (ent.Value, error) {
+			return _m.LastPurchaseUnix, nil
+		},
+		column: customer.FieldLastPurchaseUnix,
+		toTerm: customer.ByLastPurchaseUnix,
+		toCursor: func(_m *Customer) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.LastPurchaseUnix,
+			}
+		},
+	}
 )
 
 // String implement fmt.Stringer interface.
@@ -2053,6 +2081,10 @@ func (f CustomerOrderField) String() string {
 		str = "POINTS_BALANCE"
 	case CustomerOrderFieldLifetimeValueCents.column:
 		str = "LIFETIME_VALUE"
+	case CustomerOrderFieldSalesCount.column:
+		str = "SALES_COUNT"
+	case CustomerOrderFieldLastPurchaseUnix.column:
+		str = "LAST_PURCHASE_AT"
 	}
 	return str
 }
@@ -2081,6 +2113,10 @@ func (f *CustomerOrderField) UnmarshalGQL(v interface{}) error {
 		*f = *CustomerOrderFieldPointsBalance
 	case "LIFETIME_VALUE":
 		*f = *CustomerOrderFieldLifetimeValueCents
+	case "SALES_COUNT":
+		*f = *CustomerOrderFieldSalesCount
+	case "LAST_PURCHASE_AT":
+		*f = *CustomerOrderFieldLastPurchaseUnix
 	default:
 		return fmt.Errorf("%s is not a valid CustomerOrderField", str)
 	}

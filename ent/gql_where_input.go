@@ -3381,6 +3381,28 @@ type CustomerWhereInput struct {
 	LifetimeValueCentsLT    *int64  `json:"lifetimeValueCentsLT,omitempty"`
 	LifetimeValueCentsLTE   *int64  `json:"lifetimeValueCentsLTE,omitempty"`
 
+	// "sales_count" field predicates.
+	SalesCount      *int64  `json:"salesCount,omitempty"`
+	SalesCountNEQ   *int64  `json:"salesCountNEQ,omitempty"`
+	SalesCountIn    []int64 `json:"salesCountIn,omitempty"`
+	SalesCountNotIn []int64 `json:"salesCountNotIn,omitempty"`
+	SalesCountGT    *int64  `json:"salesCountGT,omitempty"`
+	SalesCountGTE   *int64  `json:"salesCountGTE,omitempty"`
+	SalesCountLT    *int64  `json:"salesCountLT,omitempty"`
+	SalesCountLTE   *int64  `json:"salesCountLTE,omitempty"`
+
+	// "last_purchase_at" field predicates.
+	LastPurchaseAt       *time.Time  `json:"lastPurchaseAt,omitempty"`
+	LastPurchaseAtNEQ    *time.Time  `json:"lastPurchaseAtNEQ,omitempty"`
+	LastPurchaseAtIn     []time.Time `json:"lastPurchaseAtIn,omitempty"`
+	LastPurchaseAtNotIn  []time.Time `json:"lastPurchaseAtNotIn,omitempty"`
+	LastPurchaseAtGT     *time.Time  `json:"lastPurchaseAtGT,omitempty"`
+	LastPurchaseAtGTE    *time.Time  `json:"lastPurchaseAtGTE,omitempty"`
+	LastPurchaseAtLT     *time.Time  `json:"lastPurchaseAtLT,omitempty"`
+	LastPurchaseAtLTE    *time.Time  `json:"lastPurchaseAtLTE,omitempty"`
+	LastPurchaseAtIsNil  bool        `json:"lastPurchaseAtIsNil,omitempty"`
+	LastPurchaseAtNotNil bool        `json:"lastPurchaseAtNotNil,omitempty"`
+
 	// "consent_marketing_email" field predicates.
 	ConsentMarketingEmail    *bool `json:"consentMarketingEmail,omitempty"`
 	ConsentMarketingEmailNEQ *bool `json:"consentMarketingEmailNEQ,omitempty"`
@@ -4224,6 +4246,60 @@ func (i *CustomerWhereInput) P() (predicate.Customer, error) {
 	}
 	if i.LifetimeValueCentsLTE != nil {
 		predicates = append(predicates, customer.LifetimeValueCentsLTE(*i.LifetimeValueCentsLTE))
+	}
+	if i.SalesCount != nil {
+		predicates = append(predicates, customer.SalesCountEQ(*i.SalesCount))
+	}
+	if i.SalesCountNEQ != nil {
+		predicates = append(predicates, customer.SalesCountNEQ(*i.SalesCountNEQ))
+	}
+	if len(i.SalesCountIn) > 0 {
+		predicates = append(predicates, customer.SalesCountIn(i.SalesCountIn...))
+	}
+	if len(i.SalesCountNotIn) > 0 {
+		predicates = append(predicates, customer.SalesCountNotIn(i.SalesCountNotIn...))
+	}
+	if i.SalesCountGT != nil {
+		predicates = append(predicates, customer.SalesCountGT(*i.SalesCountGT))
+	}
+	if i.SalesCountGTE != nil {
+		predicates = append(predicates, customer.SalesCountGTE(*i.SalesCountGTE))
+	}
+	if i.SalesCountLT != nil {
+		predicates = append(predicates, customer.SalesCountLT(*i.SalesCountLT))
+	}
+	if i.SalesCountLTE != nil {
+		predicates = append(predicates, customer.SalesCountLTE(*i.SalesCountLTE))
+	}
+	if i.LastPurchaseAt != nil {
+		predicates = append(predicates, customer.LastPurchaseAtEQ(*i.LastPurchaseAt))
+	}
+	if i.LastPurchaseAtNEQ != nil {
+		predicates = append(predicates, customer.LastPurchaseAtNEQ(*i.LastPurchaseAtNEQ))
+	}
+	if len(i.LastPurchaseAtIn) > 0 {
+		predicates = append(predicates, customer.LastPurchaseAtIn(i.LastPurchaseAtIn...))
+	}
+	if len(i.LastPurchaseAtNotIn) > 0 {
+		predicates = append(predicates, customer.LastPurchaseAtNotIn(i.LastPurchaseAtNotIn...))
+	}
+	if i.LastPurchaseAtGT != nil {
+		predicates = append(predicates, customer.LastPurchaseAtGT(*i.LastPurchaseAtGT))
+	}
+	if i.LastPurchaseAtGTE != nil {
+		predicates = append(predicates, customer.LastPurchaseAtGTE(*i.LastPurchaseAtGTE))
+	}
+	if i.LastPurchaseAtLT != nil {
+		predicates = append(predicates, customer.LastPurchaseAtLT(*i.LastPurchaseAtLT))
+	}
+	if i.LastPurchaseAtLTE != nil {
+		predicates = append(predicates, customer.LastPurchaseAtLTE(*i.LastPurchaseAtLTE))
+	}
+	if i.LastPurchaseAtIsNil {
+		predicates = append(predicates, customer.LastPurchaseAtIsNil())
+	}
+	if i.LastPurchaseAtNotNil {
+		predicates = append(predicates, customer.LastPurchaseAtNotNil())
 	}
 	if i.ConsentMarketingEmail != nil {
 		predicates = append(predicates, customer.ConsentMarketingEmailEQ(*i.ConsentMarketingEmail))

@@ -8317,6 +8317,11 @@ type CustomerMutation struct {
 	lifetime_value             *decimal.Decimal
 	lifetime_value_cents       *int64
 	addlifetime_value_cents    *int64
+	sales_count                *int64
+	addsales_count             *int64
+	last_purchase_at           *time.Time
+	last_purchase_unix         *int64
+	addlast_purchase_unix      *int64
 	consent_marketing_email    *bool
 	consent_marketing_sms      *bool
 	consent_updated_at         *time.Time
@@ -9588,6 +9593,167 @@ func (m *CustomerMutation) ResetLifetimeValueCents() {
 	m.addlifetime_value_cents = nil
 }
 
+// SetSalesCount sets the "sales_count" field.
+func (m *CustomerMutation) SetSalesCount(i int64) {
+	m.sales_count = &i
+	m.addsales_count = nil
+}
+
+// SalesCount returns the value of the "sales_count" field in the mutation.
+func (m *CustomerMutation) SalesCount() (r int64, exists bool) {
+	v := m.sales_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSalesCount returns the old "sales_count" field's value of the Customer entity.
+// If the Customer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerMutation) OldSalesCount(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSalesCount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSalesCount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSalesCount: %w", err)
+	}
+	return oldValue.SalesCount, nil
+}
+
+// AddSalesCount adds i to the "sales_count" field.
+func (m *CustomerMutation) AddSalesCount(i int64) {
+	if m.addsales_count != nil {
+		*m.addsales_count += i
+	} else {
+		m.addsales_count = &i
+	}
+}
+
+// AddedSalesCount returns the value that was added to the "sales_count" field in this mutation.
+func (m *CustomerMutation) AddedSalesCount() (r int64, exists bool) {
+	v := m.addsales_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSalesCount resets all changes to the "sales_count" field.
+func (m *CustomerMutation) ResetSalesCount() {
+	m.sales_count = nil
+	m.addsales_count = nil
+}
+
+// SetLastPurchaseAt sets the "last_purchase_at" field.
+func (m *CustomerMutation) SetLastPurchaseAt(t time.Time) {
+	m.last_purchase_at = &t
+}
+
+// LastPurchaseAt returns the value of the "last_purchase_at" field in the mutation.
+func (m *CustomerMutation) LastPurchaseAt() (r time.Time, exists bool) {
+	v := m.last_purchase_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastPurchaseAt returns the old "last_purchase_at" field's value of the Customer entity.
+// If the Customer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerMutation) OldLastPurchaseAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastPurchaseAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastPurchaseAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastPurchaseAt: %w", err)
+	}
+	return oldValue.LastPurchaseAt, nil
+}
+
+// ClearLastPurchaseAt clears the value of the "last_purchase_at" field.
+func (m *CustomerMutation) ClearLastPurchaseAt() {
+	m.last_purchase_at = nil
+	m.clearedFields[customer.FieldLastPurchaseAt] = struct{}{}
+}
+
+// LastPurchaseAtCleared returns if the "last_purchase_at" field was cleared in this mutation.
+func (m *CustomerMutation) LastPurchaseAtCleared() bool {
+	_, ok := m.clearedFields[customer.FieldLastPurchaseAt]
+	return ok
+}
+
+// ResetLastPurchaseAt resets all changes to the "last_purchase_at" field.
+func (m *CustomerMutation) ResetLastPurchaseAt() {
+	m.last_purchase_at = nil
+	delete(m.clearedFields, customer.FieldLastPurchaseAt)
+}
+
+// SetLastPurchaseUnix sets the "last_purchase_unix" field.
+func (m *CustomerMutation) SetLastPurchaseUnix(i int64) {
+	m.last_purchase_unix = &i
+	m.addlast_purchase_unix = nil
+}
+
+// LastPurchaseUnix returns the value of the "last_purchase_unix" field in the mutation.
+func (m *CustomerMutation) LastPurchaseUnix() (r int64, exists bool) {
+	v := m.last_purchase_unix
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastPurchaseUnix returns the old "last_purchase_unix" field's value of the Customer entity.
+// If the Customer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerMutation) OldLastPurchaseUnix(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastPurchaseUnix is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastPurchaseUnix requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastPurchaseUnix: %w", err)
+	}
+	return oldValue.LastPurchaseUnix, nil
+}
+
+// AddLastPurchaseUnix adds i to the "last_purchase_unix" field.
+func (m *CustomerMutation) AddLastPurchaseUnix(i int64) {
+	if m.addlast_purchase_unix != nil {
+		*m.addlast_purchase_unix += i
+	} else {
+		m.addlast_purchase_unix = &i
+	}
+}
+
+// AddedLastPurchaseUnix returns the value that was added to the "last_purchase_unix" field in this mutation.
+func (m *CustomerMutation) AddedLastPurchaseUnix() (r int64, exists bool) {
+	v := m.addlast_purchase_unix
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetLastPurchaseUnix resets all changes to the "last_purchase_unix" field.
+func (m *CustomerMutation) ResetLastPurchaseUnix() {
+	m.last_purchase_unix = nil
+	m.addlast_purchase_unix = nil
+}
+
 // SetConsentMarketingEmail sets the "consent_marketing_email" field.
 func (m *CustomerMutation) SetConsentMarketingEmail(b bool) {
 	m.consent_marketing_email = &b
@@ -10200,7 +10366,7 @@ func (m *CustomerMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CustomerMutation) Fields() []string {
-	fields := make([]string, 0, 31)
+	fields := make([]string, 0, 34)
 	if m.tenant != nil {
 		fields = append(fields, customer.FieldTenantID)
 	}
@@ -10275,6 +10441,15 @@ func (m *CustomerMutation) Fields() []string {
 	}
 	if m.lifetime_value_cents != nil {
 		fields = append(fields, customer.FieldLifetimeValueCents)
+	}
+	if m.sales_count != nil {
+		fields = append(fields, customer.FieldSalesCount)
+	}
+	if m.last_purchase_at != nil {
+		fields = append(fields, customer.FieldLastPurchaseAt)
+	}
+	if m.last_purchase_unix != nil {
+		fields = append(fields, customer.FieldLastPurchaseUnix)
 	}
 	if m.consent_marketing_email != nil {
 		fields = append(fields, customer.FieldConsentMarketingEmail)
@@ -10352,6 +10527,12 @@ func (m *CustomerMutation) Field(name string) (ent.Value, bool) {
 		return m.LifetimeValue()
 	case customer.FieldLifetimeValueCents:
 		return m.LifetimeValueCents()
+	case customer.FieldSalesCount:
+		return m.SalesCount()
+	case customer.FieldLastPurchaseAt:
+		return m.LastPurchaseAt()
+	case customer.FieldLastPurchaseUnix:
+		return m.LastPurchaseUnix()
 	case customer.FieldConsentMarketingEmail:
 		return m.ConsentMarketingEmail()
 	case customer.FieldConsentMarketingSms:
@@ -10423,6 +10604,12 @@ func (m *CustomerMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldLifetimeValue(ctx)
 	case customer.FieldLifetimeValueCents:
 		return m.OldLifetimeValueCents(ctx)
+	case customer.FieldSalesCount:
+		return m.OldSalesCount(ctx)
+	case customer.FieldLastPurchaseAt:
+		return m.OldLastPurchaseAt(ctx)
+	case customer.FieldLastPurchaseUnix:
+		return m.OldLastPurchaseUnix(ctx)
 	case customer.FieldConsentMarketingEmail:
 		return m.OldConsentMarketingEmail(ctx)
 	case customer.FieldConsentMarketingSms:
@@ -10619,6 +10806,27 @@ func (m *CustomerMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetLifetimeValueCents(v)
 		return nil
+	case customer.FieldSalesCount:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSalesCount(v)
+		return nil
+	case customer.FieldLastPurchaseAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastPurchaseAt(v)
+		return nil
+	case customer.FieldLastPurchaseUnix:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastPurchaseUnix(v)
+		return nil
 	case customer.FieldConsentMarketingEmail:
 		v, ok := value.(bool)
 		if !ok {
@@ -10681,6 +10889,12 @@ func (m *CustomerMutation) AddedFields() []string {
 	if m.addlifetime_value_cents != nil {
 		fields = append(fields, customer.FieldLifetimeValueCents)
 	}
+	if m.addsales_count != nil {
+		fields = append(fields, customer.FieldSalesCount)
+	}
+	if m.addlast_purchase_unix != nil {
+		fields = append(fields, customer.FieldLastPurchaseUnix)
+	}
 	return fields
 }
 
@@ -10697,6 +10911,10 @@ func (m *CustomerMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedPointsDebt()
 	case customer.FieldLifetimeValueCents:
 		return m.AddedLifetimeValueCents()
+	case customer.FieldSalesCount:
+		return m.AddedSalesCount()
+	case customer.FieldLastPurchaseUnix:
+		return m.AddedLastPurchaseUnix()
 	}
 	return nil, false
 }
@@ -10733,6 +10951,20 @@ func (m *CustomerMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddLifetimeValueCents(v)
+		return nil
+	case customer.FieldSalesCount:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSalesCount(v)
+		return nil
+	case customer.FieldLastPurchaseUnix:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddLastPurchaseUnix(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Customer numeric field %s", name)
@@ -10777,6 +11009,9 @@ func (m *CustomerMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(customer.FieldLevelGraceSince) {
 		fields = append(fields, customer.FieldLevelGraceSince)
+	}
+	if m.FieldCleared(customer.FieldLastPurchaseAt) {
+		fields = append(fields, customer.FieldLastPurchaseAt)
 	}
 	if m.FieldCleared(customer.FieldConsentUpdatedAt) {
 		fields = append(fields, customer.FieldConsentUpdatedAt)
@@ -10833,6 +11068,9 @@ func (m *CustomerMutation) ClearField(name string) error {
 		return nil
 	case customer.FieldLevelGraceSince:
 		m.ClearLevelGraceSince()
+		return nil
+	case customer.FieldLastPurchaseAt:
+		m.ClearLastPurchaseAt()
 		return nil
 	case customer.FieldConsentUpdatedAt:
 		m.ClearConsentUpdatedAt()
@@ -10922,6 +11160,15 @@ func (m *CustomerMutation) ResetField(name string) error {
 		return nil
 	case customer.FieldLifetimeValueCents:
 		m.ResetLifetimeValueCents()
+		return nil
+	case customer.FieldSalesCount:
+		m.ResetSalesCount()
+		return nil
+	case customer.FieldLastPurchaseAt:
+		m.ResetLastPurchaseAt()
+		return nil
+	case customer.FieldLastPurchaseUnix:
+		m.ResetLastPurchaseUnix()
 		return nil
 	case customer.FieldConsentMarketingEmail:
 		m.ResetConsentMarketingEmail()

@@ -31,7 +31,7 @@ type SaleItem struct {
 	Gtin string `json:"gtin,omitempty"`
 	// The product's description as the point of sale sent it.
 	Description string `json:"description,omitempty"`
-	// Unit price in R$, before discounts.
+	// Unit price in R$, before discounts, exact as the point of sale sent it: it may hold fractions of a cent (fuel by the litre).
 	UnitPrice decimal.Decimal `json:"unit_price,omitempty"`
 	// Quantity sold; may be fractional (kg).
 	Quantity decimal.Decimal `json:"quantity,omitempty"`

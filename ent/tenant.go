@@ -36,7 +36,7 @@ type Tenant struct {
 	SaleTolerance decimal.Decimal `json:"sale_tolerance,omitempty"`
 	// Points earned per whole R$ 1 paid.
 	PointsPerReal decimal.Decimal `json:"points_per_real,omitempty"`
-	// Value in R$ of one point spent as money at the till or at checkout (0.01: 100 points pay R$ 1.00); none: 0.01.
+	// Value in R$ of one point spent as money at the till or at checkout (0.01: 100 points pay R$ 1.00), exact: it may be a fraction of a cent (0.005); none: 0.01.
 	PointsValue *decimal.Decimal `json:"points_value,omitempty"`
 	// The fewest points a customer may spend at once (0: any number).
 	PointsSpendMin int64 `json:"points_spend_min,omitempty"`

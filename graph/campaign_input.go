@@ -161,14 +161,10 @@ func catalogImport(res *campaigns.CatalogResult) *generated.CatalogImport {
 
 // campaignLift is a campaign's experiment as GraphQL shows it.
 func campaignLift(l *experiment.Lift) *generated.CampaignLift {
-	measure := func(m experiment.Metric) *generated.LiftMeasure {
-		return &generated.LiftMeasure{Treated: m.Treated, HeldOut: m.HeldOut, Difference: m.Difference, Low: m.Low, High: m.High,
-			Significant: m.Significant}
-	}
 	return &generated.CampaignLift{
 		TreatedCustomers: l.Treated.Customers, HeldOutCustomers: l.HeldOut.Customers,
 		TreatedBuyers: l.Treated.Buyers, HeldOutBuyers: l.HeldOut.Buyers,
-		BuyerShare: measure(l.BuyerShare), RevenuePerCustomer: measure(l.RevenuePerCustomer), RevenuePerBuyer: measure(l.RevenuePerBuyer),
+		BuyerShare: &l.BuyerShare, RevenuePerCustomer: &l.RevenuePerCustomer, RevenuePerBuyer: &l.RevenuePerBuyer,
 		Discounts: l.Discounts, IncrementalRevenue: l.IncrementalRevenue, NetRevenue: l.NetRevenue,
 		Verdict: generated.LiftVerdict(l.Verdict), Summary: l.Summary(),
 	}

@@ -131,7 +131,10 @@ func readCustomerPage(b *binder) paged[customers.CustomerFilter] {
 		SegmentID: b.query("segment_id"), Search: b.query("search"),
 		CreatedAfter:     instant(&b.problems, "created_after", b.query("created_after"), dateOrDateTime),
 		MinLifetimeValue: b.amount("min_lifetime_value"), MaxLifetimeValue: b.amount("max_lifetime_value"),
-		OrderBy: b.query("order_by"), Direction: b.query("direction"),
+		MinSalesCount: b.count("min_sales_count"), MaxSalesCount: b.count("max_sales_count"),
+		LastPurchaseAfter:  instant(&b.problems, "last_purchase_after", b.query("last_purchase_after"), dateOrDateTime),
+		LastPurchaseBefore: instant(&b.problems, "last_purchase_before", b.query("last_purchase_before"), dateOrDateTime),
+		OrderBy:            b.query("order_by"), Direction: b.query("direction"),
 	}}
 }
 

@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
 	"entgo.io/contrib/entgql"
@@ -179,6 +180,21 @@ func (b *binder) amount(name string) *decimal.Decimal {
 		return nil
 	}
 	return &d
+}
+
+// count is the query parameter name as a whole number of at least 0, nil
+// when absent, else the number or a problem of name.
+func (b *binder) count(name string) *int64 {
+	v := b.query(name)
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		b.problems.Add(name, "must be a whole number of at least 0")
+		return nil
+	}
+	return &n
 }
 
 // instantForm is what a date field takes.

@@ -63,12 +63,12 @@ func TestGraphQLFlow(t *testing.T) {
 		eligible := field(v, "validateCart", "eligible").([]any)
 		require.Len(t, eligible, 1)
 		require.Equal(t, campaignID, field(eligible[0].(map[string]any), "campaign", "id"))
-		require.Equal(t, "10", field(eligible[0].(map[string]any), "estimatedBenefit", "amount"))
+		require.Equal(t, "10.00", field(eligible[0].(map[string]any), "estimatedBenefit", "amount"))
 
 		red := gql(`mutation($cmp: ID!, $c: ID!, $t: String!) { redeemCampaign(input: {campaignID: $cmp, customerID: $c,
 			orderID: "o-1", validationToken: $t, amountPaid: "90"}) { id orderID discountAmount } }`,
 			map[string]any{"cmp": campaignID, "c": customerID, "t": field(v, "validateCart", "validationToken")})
-		require.Equal(t, "10", field(red, "redeemCampaign", "discountAmount"))
+		require.Equal(t, "10.00", field(red, "redeemCampaign", "discountAmount"))
 
 		credit := gql(`mutation($c: ID!) { creditPoints(input: {customerID: $c, orderID: "o-1"}) { replayed entry { points balanceAfter } } }`,
 			map[string]any{"c": customerID})

@@ -90,9 +90,9 @@ func TestInputGuards(t *testing.T) {
 			name, query, code string
 			status            int
 		}{
-			{"GraphQL Decimal variable 900 KB", `{"query":"mutation($a: Decimal){ creditPoints(input:{customerID:\"` + customer + `\", orderID:\"g-1\", amount:$a}){ replayed } }","variables":{"a":"` + huge + `"}}`, "validation_error", 200},
-			{"GraphQL Decimal inline 900 KB", `{"query":"mutation{ creditPoints(input:{customerID:\"` + customer + `\", orderID:\"g-2\", amount:` + huge + `}){ replayed } }"}`, "invalid_query", 200},
-			{"GraphQL Decimal 1e308", `{"query":"mutation{ creditPoints(input:{customerID:\"` + customer + `\", orderID:\"g-3\", amount:\"1e308\"}){ replayed } }"}`, "validation_error", 200},
+			{"GraphQL Money variable 900 KB", `{"query":"mutation($a: Money){ creditPoints(input:{customerID:\"` + customer + `\", orderID:\"g-1\", amount:$a}){ replayed } }","variables":{"a":"` + huge + `"}}`, "validation_error", 200},
+			{"GraphQL Money inline 900 KB", `{"query":"mutation{ creditPoints(input:{customerID:\"` + customer + `\", orderID:\"g-2\", amount:` + huge + `}){ replayed } }"}`, "invalid_query", 200},
+			{"GraphQL Money 1e308", `{"query":"mutation{ creditPoints(input:{customerID:\"` + customer + `\", orderID:\"g-3\", amount:\"1e308\"}){ replayed } }"}`, "validation_error", 200},
 			{"GraphQL NUL text", `{"query":"mutation($n: String!){ createCustomer(input:{name:$n, email:\"n@example.com\", cpf:\"` + e.custNewCPF() + `\"}){ id } }","variables":{"n":"a\u0000b"}}`, "validation_error", 200},
 		} {
 			t.Run(q.name, func(t *testing.T) {

@@ -38,8 +38,8 @@ func TestStoreTargetingGraphQL(t *testing.T) {
 		budgeted := gqlData(t, f.gql(t, admin, `mutation { createCampaign(input: {name: "Orçamento", type: cashback, discountMode: percentage, discountValue: "5",
 			budgetTotal: "1000", budgetPerStore: "100", budgetPeriod: week, budgetPerPeriod: "250.50", startsAt: "2026-01-01T00:00:00Z", endsAt: "2099-01-01T00:00:00Z"}) {
 			budgetTotal budgetPerStore budgetPeriod budgetPerPeriod budgetSpent } }`, nil))["createCampaign"].(map[string]any)
-		require.Equal(t, map[string]any{"budgetTotal": "1000", "budgetPerStore": "100", "budgetPeriod": "week",
-			"budgetPerPeriod": "250.5", "budgetSpent": nil}, budgeted)
+		require.Equal(t, map[string]any{"budgetTotal": "1000.00", "budgetPerStore": "100.00", "budgetPeriod": "week",
+			"budgetPerPeriod": "250.50", "budgetSpent": nil}, budgeted)
 		refused := f.gql(t, admin, `mutation { createCampaign(input: {name: "Pontos", type: bonus_points, multiplier: "2", budgetTotal: "10",
 			startsAt: "2026-01-01T00:00:00Z", endsAt: "2099-01-01T00:00:00Z"}) { id } }`, nil)
 		require.Equal(t, []string{"validation_error"}, refused.codes(), "%s", refused.Raw)

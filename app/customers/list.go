@@ -3,6 +3,7 @@ package customers
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -25,9 +26,35 @@ type CustomerFilter struct {
 	// MinLifetimeValue and MaxLifetimeValue bound the lifetime value, in
 	// whole cents (R$ with at most two decimal places), both included.
 	MinLifetimeValue, MaxLifetimeValue *decimal.Decimal
-	// OrderBy is "" (newest first) or "lifetime_value" (ties: newest
+	// MinSalesCount and MaxSalesCount bound the purchases, both included.
+	MinSalesCount, MaxSalesCount *int64
+	// LastPurchaseAfter and LastPurchaseBefore bound the last purchase,
+	// both excluded; a customer without one is outside either.
+	LastPurchaseAfter, LastPurchaseBefore *time.Time
+	// OrderBy is "" (newest first) or one of customerOrders (ties: newest
 	// first), in Direction: "desc" (the default) or "asc".
 	OrderBy, Direction string
+}
+
+// customerOrder is an order of the customer list other than by id: a
+// whole-number column of the customer, in the index (tenant_id, column, id).
+type customerOrder struct {
+	by    func(...sql.OrderTermOption) customer.OrderOption
+	value func(*ent.Customer) int64
+	// lt, gt and eq are the column's predicates after a cursor.
+	lt, gt, eq func(int64) predicate.Customer
+}
+
+// customerOrders are the orders of the customer list by value: lifetime
+// value (in cents), purchases and last purchase (in whole seconds; none
+// is 0, the oldest).
+var customerOrders = map[string]customerOrder{
+	"lifetime_value": {customer.ByLifetimeValueCents, func(c *ent.Customer) int64 { return c.LifetimeValueCents },
+		customer.LifetimeValueCentsLT, customer.LifetimeValueCentsGT, customer.LifetimeValueCents},
+	"sales_count": {customer.BySalesCount, func(c *ent.Customer) int64 { return c.SalesCount },
+		customer.SalesCountLT, customer.SalesCountGT, customer.SalesCount},
+	"last_purchase_at": {customer.ByLastPurchaseUnix, func(c *ent.Customer) int64 { return c.LastPurchaseUnix },
+		customer.LastPurchaseUnixLT, customer.LastPurchaseUnixGT, customer.LastPurchaseUnix},
 }
 
 // cents is a bound of the lifetime value in cents: an amount in R$ of at
@@ -40,11 +67,10 @@ func cents(field string, v decimal.Decimal) (int64, error) {
 	return c.IntPart(), nil
 }
 
-// lifetimeValueOrder is the filter's order by lifetime value: its
-// predicates, the keyset predicate after a cursor (whose value is the
-// cents of the last customer's lifetime value) and the order; ok is false
-// for the default order.
-func lifetimeValueOrder(f CustomerFilter, after *ent.Cursor) (bounds []predicate.Customer, keyset predicate.Customer, order []customer.OrderOption, ok bool, err error) {
+// valueBounds are the predicates of the filter's bounds on lifetime
+// value, purchases and last purchase.
+func valueBounds(f CustomerFilter) ([]predicate.Customer, error) {
+	var bounds []predicate.Customer
 	for _, b := range []struct {
 		field string
 		v     *decimal.Decimal
@@ -55,20 +81,39 @@ func lifetimeValueOrder(f CustomerFilter, after *ent.Cursor) (bounds []predicate
 		}
 		c, err := cents(b.field, *b.v)
 		if err != nil {
-			return nil, nil, nil, false, err
+			return nil, err
 		}
 		bounds = append(bounds, b.pred(c))
 	}
+	if f.MinSalesCount != nil {
+		bounds = append(bounds, customer.SalesCountGTE(*f.MinSalesCount))
+	}
+	if f.MaxSalesCount != nil {
+		bounds = append(bounds, customer.SalesCountLTE(*f.MaxSalesCount))
+	}
+	if f.LastPurchaseAfter != nil {
+		bounds = append(bounds, customer.LastPurchaseAtGT(f.LastPurchaseAfter.UTC()))
+	}
+	if f.LastPurchaseBefore != nil {
+		bounds = append(bounds, customer.LastPurchaseAtLT(f.LastPurchaseBefore.UTC()))
+	}
+	return bounds, nil
+}
+
+// valueOrder is the filter's order by a value: the keyset predicate after
+// a cursor (whose value is the order's name and the last customer's value,
+// "sales_count:3") and the order; o is nil for the default order.
+func valueOrder(f CustomerFilter, after *ent.Cursor) (o *customerOrder, keyset predicate.Customer, order []customer.OrderOption, err error) {
 	badCursor := apperr.Invalid("cursor", "is not a cursor of this list; use next_cursor of the previous page")
-	switch f.OrderBy {
-	case "":
-		if after != nil && after.Value != nil { // a cursor of the list by value, or a tampered one
-			return nil, nil, nil, false, badCursor
+	if f.OrderBy == "" {
+		if after != nil && after.Value != nil { // a cursor of a list by value, or a tampered one
+			return nil, nil, nil, badCursor
 		}
-		return bounds, nil, nil, false, nil
-	case "lifetime_value":
-	default:
-		return nil, nil, nil, false, apperr.Invalid("order_by", "must be lifetime_value")
+		return nil, nil, nil, nil
+	}
+	by, ok := customerOrders[f.OrderBy]
+	if !ok {
+		return nil, nil, nil, apperr.Invalid("order_by", "must be lifetime_value, sales_count or last_purchase_at")
 	}
 	desc := true
 	switch f.Direction {
@@ -76,27 +121,27 @@ func lifetimeValueOrder(f CustomerFilter, after *ent.Cursor) (bounds []predicate
 	case "asc":
 		desc = false
 	default:
-		return nil, nil, nil, false, apperr.Invalid("direction", "must be asc or desc")
+		return nil, nil, nil, apperr.Invalid("direction", "must be asc or desc")
 	}
 	dir := sql.OrderDesc()
 	if !desc {
 		dir = sql.OrderAsc()
 	}
-	order = []customer.OrderOption{customer.ByLifetimeValueCents(dir), customer.ByID(sql.OrderDesc())}
+	order = []customer.OrderOption{by.by(dir), customer.ByID(sql.OrderDesc())}
 	if after == nil {
-		return bounds, nil, order, true, nil
+		return &by, nil, order, nil
 	}
 	v, isString := after.Value.(string)
-	last, perr := strconv.ParseInt(v, 10, 64)
-	if !isString || perr != nil {
-		return nil, nil, nil, false, badCursor
+	n, ofOrder := strings.CutPrefix(v, f.OrderBy+":")
+	last, perr := strconv.ParseInt(n, 10, 64)
+	if !isString || !ofOrder || perr != nil { // a cursor of another order is refused too
+		return nil, nil, nil, badCursor
 	}
-	beyond := customer.LifetimeValueCentsLT(last)
+	beyond := by.lt(last)
 	if !desc {
-		beyond = customer.LifetimeValueCentsGT(last)
+		beyond = by.gt(last)
 	}
-	keyset = customer.Or(beyond, customer.And(customer.LifetimeValueCents(last), customer.IDLT(after.ID)))
-	return bounds, keyset, order, true, nil
+	return &by, customer.Or(beyond, customer.And(by.eq(last), customer.IDLT(after.ID))), order, nil
 }
 
 // ListCustomers returns a page of the viewer's customers, newest first, with
@@ -114,7 +159,11 @@ func (a *Service) ListCustomers(ctx context.Context, f CustomerFilter, after *en
 	if err := kernel.CheckLimit(first); err != nil {
 		return nil, err
 	}
-	filters, keyset, order, byValue, err := lifetimeValueOrder(f, after)
+	filters, err := valueBounds(f)
+	if err != nil {
+		return nil, err
+	}
+	byValue, keyset, order, err := valueOrder(f, after)
 	if err != nil {
 		return nil, err
 	}
@@ -149,9 +198,9 @@ func (a *Service) ListCustomers(ctx context.Context, f CustomerFilter, after *en
 		filtered := q.Clone()
 		// Ids are time-ordered (ULIDs), so id order is creation order and the
 		// keyset predicate is a plain id < cursor on the (tenant_id, id) index;
-		// by lifetime value, (cents, id) on (tenant_id, lifetime_value_cents, id).
+		// by a value, (value, id) on (tenant_id, column, id).
 		switch {
-		case byValue:
+		case byValue != nil:
 			if keyset != nil {
 				q.Where(keyset)
 			}
@@ -174,8 +223,8 @@ func (a *Service) ListCustomers(ctx context.Context, f CustomerFilter, after *en
 		}
 		for _, n := range nodes {
 			cursor := ent.Cursor{ID: n.ID}
-			if byValue {
-				cursor.Value = strconv.FormatInt(n.LifetimeValueCents, 10)
+			if byValue != nil {
+				cursor.Value = f.OrderBy + ":" + strconv.FormatInt(byValue.value(n), 10)
 			}
 			conn.Edges = append(conn.Edges, &ent.CustomerEdge{Node: n, Cursor: cursor})
 		}

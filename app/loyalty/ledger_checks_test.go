@@ -103,14 +103,17 @@ func (m *ledgerModel) checkRow(c *modelCustomer) {
 		balance, debt, count, sum, lotCount, lotSum int64
 		moves                                       int
 		level, lifetime                             string
+		salesCount, lastUnix                        int64
+		hasLast                                     bool
 	)
 	err := m.db.SQL.QueryRow(`SELECT c.points_balance, c.points_debt, c.level, CAST(c.lifetime_value AS TEXT),
+		c.sales_count, c.last_purchase_unix, c.last_purchase_at IS NOT NULL,
 		(SELECT COUNT(*) FROM points_entries WHERE tenant_id = c.tenant_id AND customer_id = c.id),
 		(SELECT COALESCE(SUM(points), 0) FROM points_entries WHERE tenant_id = c.tenant_id AND customer_id = c.id),
 		(SELECT COUNT(*) FROM points_lots WHERE tenant_id = c.tenant_id AND customer_id = c.id),
 		(SELECT COALESCE(SUM(remaining), 0) FROM points_lots WHERE tenant_id = c.tenant_id AND customer_id = c.id),
 		(SELECT COUNT(*) FROM events WHERE tenant_id = c.tenant_id AND type = '`+outbox.CustomerLevelChanged+`' AND subject_id = c.id)
-		FROM customers c WHERE c.id = $1`, c.id).Scan(&balance, &debt, &level, &lifetime, &count, &sum, &lotCount, &lotSum, &moves)
+		FROM customers c WHERE c.id = $1`, c.id).Scan(&balance, &debt, &level, &lifetime, &salesCount, &lastUnix, &hasLast, &count, &sum, &lotCount, &lotSum, &moves)
 	if err != nil {
 		m.fatalf("reading %s: %v", c.id, err)
 	}
@@ -122,6 +125,11 @@ func (m *ledgerModel) checkRow(c *modelCustomer) {
 	}
 	if lv, err := decimal.NewFromString(lifetime); err != nil || !lv.Equal(c.lifetime) {
 		m.fatalf("%s: lifetime value %s, model %s", c.id, lifetime, c.lifetime)
+	}
+	// Purchases: counted once however often a sale was processed, less
+	// those returned or cancelled whole.
+	if n, last := c.purchases(); salesCount != n || hasLast != (n > 0) || n > 0 && lastUnix != last.Unix() || n == 0 && lastUnix != 0 {
+		m.fatalf("%s: sales_count %d, last purchase %d (%v), model %d, %v", c.id, salesCount, lastUnix, hasLast, n, last)
 	}
 	if count != int64(c.entries) || sum != bal-c.debt {
 		m.fatalf("%s: %d entries summing to %d, model %d summing to %d (balance less debt)", c.id, count, sum, c.entries, bal-c.debt)

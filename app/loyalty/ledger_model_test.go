@@ -87,6 +87,7 @@ type modelOrder struct {
 // what its returns took back.
 type modelSale struct {
 	id, receipt    string
+	soldAt         time.Time
 	lines          []modelLine
 	payable        decimal.Decimal
 	earned         int64
@@ -233,6 +234,31 @@ func (c *modelCustomer) spend(now time.Time, n int64) {
 		}
 	}
 	panic("model: spend beyond the live lots")
+}
+
+// purchases are the customer's sales not returned or cancelled whole, and
+// the latest one's date (zero without one).
+func (c *modelCustomer) purchases() (n int64, last time.Time) {
+	for _, sl := range c.sales {
+		if sl.whole() {
+			continue
+		}
+		n++
+		if sl.soldAt.After(last) {
+			last = sl.soldAt
+		}
+	}
+	return n, last
+}
+
+// whole says every unit of the sale came back.
+func (sl *modelSale) whole() bool {
+	for _, l := range sl.lines {
+		if l.returned < l.quantity {
+			return false
+		}
+	}
+	return true
 }
 
 type ledgerModel struct {

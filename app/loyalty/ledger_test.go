@@ -103,12 +103,14 @@ func raceEnabled() bool {
 
 // TestLedgerModel drives random credits, duplicate credits, debits,
 // adjustments, refunds (reversals, whole or partial, repeated), POS sales
-// and their returns and cancellations (some beyond what remains, some sent
+// (some processed twice) and their returns and cancellations (some beyond what remains, some sent
 // again), clock moves and expiry runs against an in-memory model of the
 // spec, and compares every row after every step: the balance less the debt
 // is the sum of the ledger, the balance is the sum of the lots and never
 // negative, nothing is spent while a debt is open and credits settle it
-// first, an order is credited once, each return is applied once, and
+// first, an order is credited once, each return is applied once, a
+// customer's purchases and last purchase count each sale once until it is
+// returned or cancelled whole, and
 // debits, reversals and expirations take exactly the points the model
 // takes, those expiring first first.
 func TestLedgerModel(t *testing.T) {

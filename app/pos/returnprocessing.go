@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
 
 	"entgo.io/ent/dialect"
@@ -63,7 +64,7 @@ func (a *Service) ProcessSaleReturn(ctx context.Context, tenantID, returnID stri
 // received: points taken back in proportion to the net value returned (the
 // bonus recomputed on what the customer kept), a debt for points already
 // spent, the redemptions whose discounted units all came back released,
-// lifetime value, level, the sale's status and the events, all in tx. A
+// lifetime value, level, purchases, the sale's status and the events, all in tx. A
 // return already applied answers nil; a sale still being processed
 // answers ErrSaleNotProcessed.
 func (a *Service) processSaleReturn(ctx context.Context, tx storage.Tx, returnID string) (*returnsProcessed, error) {
@@ -110,7 +111,10 @@ func (a *Service) processSaleReturn(ctx context.Context, tx storage.Tx, returnID
 		done.applied[ret.Kind]++
 		done.pointsReversed += n
 	}
-	if s.CustomerID != nil { // the audiences see the return as it commits
+	if s.CustomerID != nil { // its purchases recounted, and the audiences see the return as it commits
+		if err := customers.RecountPurchases(ctx, c, *s.CustomerID); err != nil {
+			return nil, err
+		}
 		if err := a.Audiences.Refresh(ctx, tx, *s.CustomerID); err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/sale"
@@ -167,7 +168,8 @@ func (r *processingRun) add(saleID string, credited int64, cust *ent.Customer) {
 const salesPerStatement = 500
 
 // finishProcessing marks the run's sales PROCESSED, with their points and
-// customer, then has the audiences see them. The rows were read (and on
+// customer, then counts their customers' purchases and has the audiences
+// see them. The rows were read (and on
 // PostgreSQL locked) through ent in the tenant's viewer; the statement is
 // written by hand because ent sets one value for every row an update
 // touches. A row no longer RECEIVED means another transaction got there
@@ -182,6 +184,9 @@ func (a *Service) finishProcessing(ctx context.Context, tx storage.Tx, run *proc
 		if n, err := res.RowsAffected(); err != nil || n != int64(len(part)) {
 			return errors.Join(storage.ErrConflict, err)
 		}
+	}
+	if err := customers.RecountPurchases(ctx, tx.Ent, run.customers...); err != nil {
+		return err
 	}
 	return a.Audiences.Refresh(ctx, tx, run.customers...)
 }

@@ -144,6 +144,11 @@ func unsealSigningKeys(t *testing.T, dbURL string) {
 		`ALTER TABLE tenants DROP COLUMN points_spend_max_share_diamond`,
 		`DROP INDEX IF EXISTS customer_tenant_id_lifetime_value_cents_id`, // 0047
 		`ALTER TABLE customers DROP COLUMN lifetime_value_cents`,
+		`DROP INDEX IF EXISTS customer_tenant_id_sales_count_id`, // 0048
+		`DROP INDEX IF EXISTS customer_tenant_id_last_purchase_unix_id`,
+		`ALTER TABLE customers DROP COLUMN sales_count`,
+		`ALTER TABLE customers DROP COLUMN last_purchase_at`,
+		`ALTER TABLE customers DROP COLUMN last_purchase_unix`,
 		// what one dropped comes back (0044)
 		`ALTER TABLE validation_tokens ADD COLUMN token_hash text NULL`,
 		`ALTER TABLE validation_tokens ADD COLUMN cart text NULL`,

@@ -70,6 +70,12 @@ const (
 	FieldLifetimeValue = "lifetime_value"
 	// FieldLifetimeValueCents holds the string denoting the lifetime_value_cents field in the database.
 	FieldLifetimeValueCents = "lifetime_value_cents"
+	// FieldSalesCount holds the string denoting the sales_count field in the database.
+	FieldSalesCount = "sales_count"
+	// FieldLastPurchaseAt holds the string denoting the last_purchase_at field in the database.
+	FieldLastPurchaseAt = "last_purchase_at"
+	// FieldLastPurchaseUnix holds the string denoting the last_purchase_unix field in the database.
+	FieldLastPurchaseUnix = "last_purchase_unix"
 	// FieldConsentMarketingEmail holds the string denoting the consent_marketing_email field in the database.
 	FieldConsentMarketingEmail = "consent_marketing_email"
 	// FieldConsentMarketingSms holds the string denoting the consent_marketing_sms field in the database.
@@ -175,6 +181,9 @@ var Columns = []string{
 	FieldPointsDebt,
 	FieldLifetimeValue,
 	FieldLifetimeValueCents,
+	FieldSalesCount,
+	FieldLastPurchaseAt,
+	FieldLastPurchaseUnix,
 	FieldConsentMarketingEmail,
 	FieldConsentMarketingSms,
 	FieldConsentUpdatedAt,
@@ -205,7 +214,7 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/fideliza/fideliza/ent/runtime"
 var (
-	Hooks  [5]ent.Hook
+	Hooks  [6]ent.Hook
 	Policy ent.Policy
 	// TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
 	TenantIDValidator func(string) error
@@ -241,6 +250,12 @@ var (
 	DefaultLifetimeValue decimal.Decimal
 	// DefaultLifetimeValueCents holds the default value on creation for the "lifetime_value_cents" field.
 	DefaultLifetimeValueCents int64
+	// DefaultSalesCount holds the default value on creation for the "sales_count" field.
+	DefaultSalesCount int64
+	// SalesCountValidator is a validator for the "sales_count" field. It is called by the builders before save.
+	SalesCountValidator func(int64) error
+	// DefaultLastPurchaseUnix holds the default value on creation for the "last_purchase_unix" field.
+	DefaultLastPurchaseUnix int64
 	// DefaultConsentMarketingEmail holds the default value on creation for the "consent_marketing_email" field.
 	DefaultConsentMarketingEmail bool
 	// DefaultConsentMarketingSms holds the default value on creation for the "consent_marketing_sms" field.
@@ -466,6 +481,21 @@ func ByLifetimeValue(opts ...sql.OrderTermOption) OrderOption {
 // ByLifetimeValueCents orders the results by the lifetime_value_cents field.
 func ByLifetimeValueCents(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLifetimeValueCents, opts...).ToFunc()
+}
+
+// BySalesCountField orders the results by the sales_count field.
+func BySalesCountField(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSalesCount, opts...).ToFunc()
+}
+
+// ByLastPurchaseAt orders the results by the last_purchase_at field.
+func ByLastPurchaseAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLastPurchaseAt, opts...).ToFunc()
+}
+
+// ByLastPurchaseUnix orders the results by the last_purchase_unix field.
+func ByLastPurchaseUnix(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLastPurchaseUnix, opts...).ToFunc()
 }
 
 // ByConsentMarketingEmail orders the results by the consent_marketing_email field.

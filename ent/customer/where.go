@@ -178,6 +178,21 @@ func LifetimeValueCents(v int64) predicate.Customer {
 	return predicate.Customer(sql.FieldEQ(FieldLifetimeValueCents, v))
 }
 
+// SalesCount applies equality check predicate on the "sales_count" field. It's identical to SalesCountEQ.
+func SalesCount(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldSalesCount, v))
+}
+
+// LastPurchaseAt applies equality check predicate on the "last_purchase_at" field. It's identical to LastPurchaseAtEQ.
+func LastPurchaseAt(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldLastPurchaseAt, v))
+}
+
+// LastPurchaseUnix applies equality check predicate on the "last_purchase_unix" field. It's identical to LastPurchaseUnixEQ.
+func LastPurchaseUnix(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldLastPurchaseUnix, v))
+}
+
 // ConsentMarketingEmail applies equality check predicate on the "consent_marketing_email" field. It's identical to ConsentMarketingEmailEQ.
 func ConsentMarketingEmail(v bool) predicate.Customer {
 	return predicate.Customer(sql.FieldEQ(FieldConsentMarketingEmail, v))
@@ -1665,6 +1680,136 @@ func LifetimeValueCentsLT(v int64) predicate.Customer {
 // LifetimeValueCentsLTE applies the LTE predicate on the "lifetime_value_cents" field.
 func LifetimeValueCentsLTE(v int64) predicate.Customer {
 	return predicate.Customer(sql.FieldLTE(FieldLifetimeValueCents, v))
+}
+
+// SalesCountEQ applies the EQ predicate on the "sales_count" field.
+func SalesCountEQ(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldSalesCount, v))
+}
+
+// SalesCountNEQ applies the NEQ predicate on the "sales_count" field.
+func SalesCountNEQ(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldNEQ(FieldSalesCount, v))
+}
+
+// SalesCountIn applies the In predicate on the "sales_count" field.
+func SalesCountIn(vs ...int64) predicate.Customer {
+	return predicate.Customer(sql.FieldIn(FieldSalesCount, vs...))
+}
+
+// SalesCountNotIn applies the NotIn predicate on the "sales_count" field.
+func SalesCountNotIn(vs ...int64) predicate.Customer {
+	return predicate.Customer(sql.FieldNotIn(FieldSalesCount, vs...))
+}
+
+// SalesCountGT applies the GT predicate on the "sales_count" field.
+func SalesCountGT(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldGT(FieldSalesCount, v))
+}
+
+// SalesCountGTE applies the GTE predicate on the "sales_count" field.
+func SalesCountGTE(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldGTE(FieldSalesCount, v))
+}
+
+// SalesCountLT applies the LT predicate on the "sales_count" field.
+func SalesCountLT(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldLT(FieldSalesCount, v))
+}
+
+// SalesCountLTE applies the LTE predicate on the "sales_count" field.
+func SalesCountLTE(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldLTE(FieldSalesCount, v))
+}
+
+// LastPurchaseAtEQ applies the EQ predicate on the "last_purchase_at" field.
+func LastPurchaseAtEQ(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldLastPurchaseAt, v))
+}
+
+// LastPurchaseAtNEQ applies the NEQ predicate on the "last_purchase_at" field.
+func LastPurchaseAtNEQ(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldNEQ(FieldLastPurchaseAt, v))
+}
+
+// LastPurchaseAtIn applies the In predicate on the "last_purchase_at" field.
+func LastPurchaseAtIn(vs ...time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldIn(FieldLastPurchaseAt, vs...))
+}
+
+// LastPurchaseAtNotIn applies the NotIn predicate on the "last_purchase_at" field.
+func LastPurchaseAtNotIn(vs ...time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldNotIn(FieldLastPurchaseAt, vs...))
+}
+
+// LastPurchaseAtGT applies the GT predicate on the "last_purchase_at" field.
+func LastPurchaseAtGT(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldGT(FieldLastPurchaseAt, v))
+}
+
+// LastPurchaseAtGTE applies the GTE predicate on the "last_purchase_at" field.
+func LastPurchaseAtGTE(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldGTE(FieldLastPurchaseAt, v))
+}
+
+// LastPurchaseAtLT applies the LT predicate on the "last_purchase_at" field.
+func LastPurchaseAtLT(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldLT(FieldLastPurchaseAt, v))
+}
+
+// LastPurchaseAtLTE applies the LTE predicate on the "last_purchase_at" field.
+func LastPurchaseAtLTE(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldLTE(FieldLastPurchaseAt, v))
+}
+
+// LastPurchaseAtIsNil applies the IsNil predicate on the "last_purchase_at" field.
+func LastPurchaseAtIsNil() predicate.Customer {
+	return predicate.Customer(sql.FieldIsNull(FieldLastPurchaseAt))
+}
+
+// LastPurchaseAtNotNil applies the NotNil predicate on the "last_purchase_at" field.
+func LastPurchaseAtNotNil() predicate.Customer {
+	return predicate.Customer(sql.FieldNotNull(FieldLastPurchaseAt))
+}
+
+// LastPurchaseUnixEQ applies the EQ predicate on the "last_purchase_unix" field.
+func LastPurchaseUnixEQ(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldLastPurchaseUnix, v))
+}
+
+// LastPurchaseUnixNEQ applies the NEQ predicate on the "last_purchase_unix" field.
+func LastPurchaseUnixNEQ(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldNEQ(FieldLastPurchaseUnix, v))
+}
+
+// LastPurchaseUnixIn applies the In predicate on the "last_purchase_unix" field.
+func LastPurchaseUnixIn(vs ...int64) predicate.Customer {
+	return predicate.Customer(sql.FieldIn(FieldLastPurchaseUnix, vs...))
+}
+
+// LastPurchaseUnixNotIn applies the NotIn predicate on the "last_purchase_unix" field.
+func LastPurchaseUnixNotIn(vs ...int64) predicate.Customer {
+	return predicate.Customer(sql.FieldNotIn(FieldLastPurchaseUnix, vs...))
+}
+
+// LastPurchaseUnixGT applies the GT predicate on the "last_purchase_unix" field.
+func LastPurchaseUnixGT(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldGT(FieldLastPurchaseUnix, v))
+}
+
+// LastPurchaseUnixGTE applies the GTE predicate on the "last_purchase_unix" field.
+func LastPurchaseUnixGTE(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldGTE(FieldLastPurchaseUnix, v))
+}
+
+// LastPurchaseUnixLT applies the LT predicate on the "last_purchase_unix" field.
+func LastPurchaseUnixLT(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldLT(FieldLastPurchaseUnix, v))
+}
+
+// LastPurchaseUnixLTE applies the LTE predicate on the "last_purchase_unix" field.
+func LastPurchaseUnixLTE(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldLTE(FieldLastPurchaseUnix, v))
 }
 
 // ConsentMarketingEmailEQ applies the EQ predicate on the "consent_marketing_email" field.

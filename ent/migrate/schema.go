@@ -321,6 +321,9 @@ var (
 		{Name: "points_debt", Type: field.TypeInt64, Default: 0},
 		{Name: "lifetime_value", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "lifetime_value_cents", Type: field.TypeInt64, Default: 0},
+		{Name: "sales_count", Type: field.TypeInt64, Default: 0},
+		{Name: "last_purchase_at", Type: field.TypeTime, Nullable: true},
+		{Name: "last_purchase_unix", Type: field.TypeInt64, Default: 0},
 		{Name: "consent_marketing_email", Type: field.TypeBool, Default: false},
 		{Name: "consent_marketing_sms", Type: field.TypeBool, Default: false},
 		{Name: "consent_updated_at", Type: field.TypeTime, Nullable: true},
@@ -337,7 +340,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "customers_tenants_tenant",
-				Columns:    []*schema.Column{CustomersColumns[31]},
+				Columns:    []*schema.Column{CustomersColumns[34]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -346,27 +349,37 @@ var (
 			{
 				Name:    "customer_tenant_id_document_index",
 				Unique:  true,
-				Columns: []*schema.Column{CustomersColumns[31], CustomersColumns[10]},
+				Columns: []*schema.Column{CustomersColumns[34], CustomersColumns[10]},
 			},
 			{
 				Name:    "customer_tenant_id_email_key",
 				Unique:  true,
-				Columns: []*schema.Column{CustomersColumns[31], CustomersColumns[7]},
+				Columns: []*schema.Column{CustomersColumns[34], CustomersColumns[7]},
 			},
 			{
 				Name:    "customer_tenant_id_external_id",
 				Unique:  false,
-				Columns: []*schema.Column{CustomersColumns[31], CustomersColumns[3]},
+				Columns: []*schema.Column{CustomersColumns[34], CustomersColumns[3]},
 			},
 			{
 				Name:    "customer_tenant_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{CustomersColumns[31], CustomersColumns[0]},
+				Columns: []*schema.Column{CustomersColumns[34], CustomersColumns[0]},
 			},
 			{
 				Name:    "customer_tenant_id_lifetime_value_cents_id",
 				Unique:  false,
-				Columns: []*schema.Column{CustomersColumns[31], CustomersColumns[24], CustomersColumns[0]},
+				Columns: []*schema.Column{CustomersColumns[34], CustomersColumns[24], CustomersColumns[0]},
+			},
+			{
+				Name:    "customer_tenant_id_sales_count_id",
+				Unique:  false,
+				Columns: []*schema.Column{CustomersColumns[34], CustomersColumns[25], CustomersColumns[0]},
+			},
+			{
+				Name:    "customer_tenant_id_last_purchase_unix_id",
+				Unique:  false,
+				Columns: []*schema.Column{CustomersColumns[34], CustomersColumns[27], CustomersColumns[0]},
 			},
 		},
 	}

@@ -480,6 +480,8 @@ func init() {
 	customer.Hooks[3] = customerHooks[2]
 
 	customer.Hooks[4] = customerHooks[3]
+
+	customer.Hooks[5] = customerHooks[4]
 	customerMixinFields0 := customerMixin[0].Fields()
 	_ = customerMixinFields0
 	customerMixinFields1 := customerMixin[1].Fields()
@@ -561,20 +563,30 @@ func init() {
 	customerDescLifetimeValueCents := customerFields[22].Descriptor()
 	// customer.DefaultLifetimeValueCents holds the default value on creation for the lifetime_value_cents field.
 	customer.DefaultLifetimeValueCents = customerDescLifetimeValueCents.Default.(int64)
+	// customerDescSalesCount is the schema descriptor for sales_count field.
+	customerDescSalesCount := customerFields[23].Descriptor()
+	// customer.DefaultSalesCount holds the default value on creation for the sales_count field.
+	customer.DefaultSalesCount = customerDescSalesCount.Default.(int64)
+	// customer.SalesCountValidator is a validator for the "sales_count" field. It is called by the builders before save.
+	customer.SalesCountValidator = customerDescSalesCount.Validators[0].(func(int64) error)
+	// customerDescLastPurchaseUnix is the schema descriptor for last_purchase_unix field.
+	customerDescLastPurchaseUnix := customerFields[25].Descriptor()
+	// customer.DefaultLastPurchaseUnix holds the default value on creation for the last_purchase_unix field.
+	customer.DefaultLastPurchaseUnix = customerDescLastPurchaseUnix.Default.(int64)
 	// customerDescConsentMarketingEmail is the schema descriptor for consent_marketing_email field.
-	customerDescConsentMarketingEmail := customerFields[23].Descriptor()
+	customerDescConsentMarketingEmail := customerFields[26].Descriptor()
 	// customer.DefaultConsentMarketingEmail holds the default value on creation for the consent_marketing_email field.
 	customer.DefaultConsentMarketingEmail = customerDescConsentMarketingEmail.Default.(bool)
 	// customerDescConsentMarketingSms is the schema descriptor for consent_marketing_sms field.
-	customerDescConsentMarketingSms := customerFields[24].Descriptor()
+	customerDescConsentMarketingSms := customerFields[27].Descriptor()
 	// customer.DefaultConsentMarketingSms holds the default value on creation for the consent_marketing_sms field.
 	customer.DefaultConsentMarketingSms = customerDescConsentMarketingSms.Default.(bool)
 	// customerDescConsentMarketingWhatsapp is the schema descriptor for consent_marketing_whatsapp field.
-	customerDescConsentMarketingWhatsapp := customerFields[26].Descriptor()
+	customerDescConsentMarketingWhatsapp := customerFields[29].Descriptor()
 	// customer.DefaultConsentMarketingWhatsapp holds the default value on creation for the consent_marketing_whatsapp field.
 	customer.DefaultConsentMarketingWhatsapp = customerDescConsentMarketingWhatsapp.Default.(bool)
 	// customerDescConsentDataSharing is the schema descriptor for consent_data_sharing field.
-	customerDescConsentDataSharing := customerFields[27].Descriptor()
+	customerDescConsentDataSharing := customerFields[30].Descriptor()
 	// customer.DefaultConsentDataSharing holds the default value on creation for the consent_data_sharing field.
 	customer.DefaultConsentDataSharing = customerDescConsentDataSharing.Default.(bool)
 	// customerDescID is the schema descriptor for id field.

@@ -51,7 +51,7 @@ func (Campaign) Fields() []ent.Field {
 			Comment("Discount and cashback campaigns: a percentage of the items, a fixed amount in R$, or free shipping."),
 		field.Other("discount_value", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
 			Annotations(entgql.Type("Decimal")).
-			Comment("Percentage (0–100) or fixed amount in R$."),
+			Comment("Percentage (0–100, exact, fractions of a percent too) or fixed amount in R$."),
 		field.Int("credit_after_days").Optional().Nillable().NonNegative().
 			Comment("Cashback: days after the redemption the credit is released; 0 means at once."),
 		field.Other("multiplier", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
@@ -60,25 +60,25 @@ func (Campaign) Fields() []ent.Field {
 		field.String("gift_sku").Optional().Nillable().
 			Comment("Gift campaigns: the SKU given."),
 		field.Other("min_subtotal", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
-			Annotations(entgql.Type("Decimal")).
+			Annotations(entgql.Type("Money")).
 			Comment("Eligibility: minimum cart subtotal in R$."),
 		field.Strings("eligible_skus").Optional().Comment("Eligibility: applicable SKUs or GTINs."),
 		field.Strings("eligible_categories").Optional().Comment("Eligibility: applicable categories."),
 		field.Int("limit_total").Optional().Nillable().Positive().Comment("Most redemptions in all."),
 		field.Int("limit_per_customer").Optional().Nillable().Positive().Comment("Most redemptions per customer."),
 		field.Other("budget_total", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
-			Annotations(entgql.Type("Decimal")).
+			Annotations(entgql.Type("Money")).
 			Comment("Budget: the R$ the campaign may give in all, in discounts and cashback; none means no budget."),
 		field.Other("budget_per_store", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
-			Annotations(entgql.Type("Decimal")).
+			Annotations(entgql.Type("Money")).
 			Comment("Budget: the R$ each store may give (redemptions without a store count in the total only)."),
 		field.Enum("budget_period").Values("day", "week", "month").Optional().Nillable().
 			Comment("Budget: the period of budget_per_period, in the tenant's time zone (weeks start on Monday)."),
 		field.Other("budget_per_period", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
-			Annotations(entgql.Type("Decimal")).
+			Annotations(entgql.Type("Money")).
 			Comment("Budget: the R$ the campaign may give in each budget_period."),
 		field.Other("budget_spent", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
-			Annotations(entgql.Type("Decimal")).
+			Annotations(entgql.Type("Money")).
 			Comment("Budget: the R$ given so far, in discounts and cashback, less what returns and rollbacks gave back (none: nothing)."),
 		field.JSON("budget_spent_by", map[string]decimal.Decimal{}).Optional().
 			Annotations(entgql.Skip()).

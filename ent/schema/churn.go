@@ -31,7 +31,7 @@ func (ChurnModel) Fields() []ent.Field {
 		field.Float("b").Immutable().Comment("Second shape of the beta distribution of the chance to drop out after a purchase."),
 		field.Float("log_likelihood").Immutable().Comment("Log-likelihood of the histories under the parameters."),
 		field.Other("high_value_threshold", decimal.Decimal{}).SchemaType(decimalColumn).Default(decimal.Zero).Immutable().
-			Annotations(entgql.Type("Decimal"), entsql.Default("0")).
+			Annotations(entgql.Type("Money"), entsql.Default("0")).
 			Comment("The least average purchase in R$ of a high-value customer: the 75th percentile of the tenant's."),
 	}
 }
@@ -77,7 +77,7 @@ func (CustomerScore) Fields() []ent.Field {
 		field.Int("recency_days").Optional().Nillable().
 			Comment("Days since the last purchase; none without a purchase."),
 		field.Other("monetary_value", decimal.Decimal{}).SchemaType(decimalColumn).Default(decimal.Zero).
-			Annotations(entgql.Type("Decimal")).
+			Annotations(entgql.Type("Money")).
 			Comment("Average value in R$ of the customer's purchases."),
 		field.Bool("high_value").Default(false).
 			Comment("Whether the average purchase is in the tenant's top quarter (the model's high_value_threshold)."),

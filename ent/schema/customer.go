@@ -80,12 +80,23 @@ func (Customer) Fields() []ent.Field {
 			Comment("Points owed: reversed after they were spent (a return). The next credits settle it first; nothing can be spent while it is open."),
 		field.Other("lifetime_value", decimal.Decimal{}).SchemaType(decimalColumn).
 			Default(decimal.Zero).
-			Annotations(entgql.Type("Decimal")).
+			Annotations(entgql.Type("Money")).
 			Comment("Total spent, in R$."),
 		field.Int64("lifetime_value_cents").Default(0).
 			Annotations(entgql.OrderField("LIFETIME_VALUE"),
 				entgql.Skip(entgql.SkipType, entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
 			Comment("The lifetime value in cents (rounded half away from zero), kept by a hook: the order and the comparisons by lifetime value, which a decimal stored as text (SQLite) cannot give."),
+		field.Int64("sales_count").Default(0).NonNegative().
+			Annotations(entgql.OrderField("SALES_COUNT"),
+				entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
+			Comment("The customer's purchases: their sales processed and not returned or cancelled whole (the audiences' purchases), recounted as a sale is processed or returned."),
+		field.Time("last_purchase_at").Optional().Nillable().
+			Annotations(entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
+			Comment("When the latest of those purchases was made (the sale's date); empty without one."),
+		field.Int64("last_purchase_unix").Default(0).
+			Annotations(entgql.OrderField("LAST_PURCHASE_AT"),
+				entgql.Skip(entgql.SkipType, entgql.SkipWhereInput, entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
+			Comment("last_purchase_at in whole seconds since 1970 (0 without one), kept by a hook: the order by last purchase, the same on both databases, without NULLs (which cursors cannot carry)."),
 		field.Bool("consent_marketing_email").Default(false).
 			Comment("Whether the customer agreed to marketing by e-mail."),
 		field.Bool("consent_marketing_sms").Default(false).
@@ -135,6 +146,10 @@ func (Customer) Indexes() []ent.Index {
 		// The customers by lifetime value (GraphQL's LIFETIME_VALUE, GET
 		// /v1/customers?order_by=lifetime_value), the id breaking ties.
 		index.Fields("tenant_id", "lifetime_value_cents", "id"),
+		// By purchases and by last purchase (SALES_COUNT, LAST_PURCHASE_AT;
+		// order_by=sales_count, last_purchase_at).
+		index.Fields("tenant_id", "sales_count", "id"),
+		index.Fields("tenant_id", "last_purchase_unix", "id"),
 	}
 }
 
@@ -149,7 +164,7 @@ func (Customer) Annotations() []schema.Annotation {
 }
 
 func (Customer) Hooks() []ent.Hook {
-	return []ent.Hook{keepEmailKey, keepNameSearch, keepLifetimeValueCents, keepBlindIndex("document", "document_index")}
+	return []ent.Hook{keepEmailKey, keepNameSearch, keepLifetimeValueCents, keepLastPurchaseUnix, keepBlindIndex("document", "document_index")}
 }
 
 // keepLifetimeValueCents derives the lifetime value in cents that the
@@ -158,6 +173,19 @@ func keepLifetimeValueCents(next ent.Mutator) ent.Mutator {
 	return hook.CustomerFunc(func(ctx context.Context, m *gen.CustomerMutation) (ent.Value, error) {
 		if v, ok := m.LifetimeValue(); ok {
 			m.SetLifetimeValueCents(cents(v))
+		}
+		return next.Mutate(ctx, m)
+	})
+}
+
+// keepLastPurchaseUnix derives the last purchase's seconds that the order
+// by last purchase reads.
+func keepLastPurchaseUnix(next ent.Mutator) ent.Mutator {
+	return hook.CustomerFunc(func(ctx context.Context, m *gen.CustomerMutation) (ent.Value, error) {
+		if t, ok := m.LastPurchaseAt(); ok {
+			m.SetLastPurchaseUnix(t.Unix())
+		} else if m.LastPurchaseAtCleared() {
+			m.SetLastPurchaseUnix(0)
 		}
 		return next.Mutate(ctx, m)
 	})

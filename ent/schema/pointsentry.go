@@ -47,7 +47,7 @@ func (PointsEntry) Fields() []ent.Field {
 		field.String("reason").Default("").Immutable().MaxLen(500).
 			Comment("Why, in words: an operator's reason, a campaign name."),
 		field.Other("amount", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().Immutable().
-			Annotations(entgql.Type("Decimal")).
+			Annotations(entgql.Type("Money")).
 			Comment("Order value in R$ the points were earned on."),
 		field.Time("expires_at").Optional().Nillable().Immutable().
 			Comment("When the points of a credit expire."),

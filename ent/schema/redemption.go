@@ -38,11 +38,11 @@ func (Redemption) Fields() []ent.Field {
 		field.Bool("over_limit").Default(false).Immutable().
 			Comment("A point-of-sale discount recorded after the campaign's limit was reached: the POS had already given it."),
 		field.Other("amount_paid", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().
-			Annotations(entgql.Type("Decimal")).Comment("What the customer paid for the order, in R$."),
+			Annotations(entgql.Type("Money")).Comment("What the customer paid for the order, in R$."),
 		field.Other("discount_amount", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().
-			Annotations(entgql.Type("Decimal")).Comment("Discount given, in R$ (0 for other types)."),
+			Annotations(entgql.Type("Money")).Comment("Discount given, in R$ (0 for other types)."),
 		field.Other("cashback_amount", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().
-			Annotations(entgql.Type("Decimal")).Comment("Cashback promised, in R$ (0 for other types)."),
+			Annotations(entgql.Type("Money")).Comment("Cashback promised, in R$ (0 for other types)."),
 		field.Int64("bonus_points").Default(0).Immutable().
 			Comment("Bonus points given (0 for other types), credited once the order's points are."),
 		field.JSON("benefit", json.RawMessage{}).Immutable().

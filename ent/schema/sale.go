@@ -51,11 +51,11 @@ func (Sale) Fields() []ent.Field {
 			Comment("The customer the sale was credited to, once processed."),
 		field.Time("sold_at").Immutable().Annotations(entgql.OrderField("SOLD_AT")).Comment("sale.date"),
 		field.Other("amount", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().
-			Annotations(entgql.Type("Decimal")).Comment("Gross total in R$."),
+			Annotations(entgql.Type("Money")).Comment("Gross total in R$."),
 		field.Other("amount_payable", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().
-			Annotations(entgql.Type("Decimal")).Comment("Payable after discounts, in R$."),
+			Annotations(entgql.Type("Money")).Comment("Payable after discounts, in R$."),
 		field.Other("discount_amount", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().
-			Annotations(entgql.Type("Decimal")).
+			Annotations(entgql.Type("Money")).
 			Comment("Total discount in R$: as the point of sale sent it, else the sum of the items' discounts."),
 		field.JSON("fiscal_document", json.RawMessage{}).Optional().Immutable().
 			Annotations(entgql.Skip(entgql.SkipAll)),
@@ -69,7 +69,7 @@ func (Sale) Fields() []ent.Field {
 		field.Time("processed_at").Optional().Nillable().
 			Comment("When the sale was processed."),
 		field.Other("returned_amount", decimal.Decimal{}).SchemaType(decimalColumn).Default(decimal.Zero).
-			Annotations(entgql.Type("Decimal"), entsql.Default("0")).
+			Annotations(entgql.Type("Money"), entsql.Default("0")).
 			Comment("Net value in R$ of the units returned so far (returns and cancellation processed)."),
 		field.Int64("points_reversed").Default(0).
 			Comment("Points taken back by the sale's processed returns and cancellation."),
@@ -140,11 +140,11 @@ func (SaleItem) Fields() []ent.Field {
 		field.String("description").Default("").Immutable().
 			Comment("The product's description as the point of sale sent it."),
 		field.Other("unit_price", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().Annotations(entgql.Type("Decimal")).
-			Comment("Unit price in R$, before discounts."),
+			Comment("Unit price in R$, before discounts, exact as the point of sale sent it: it may hold fractions of a cent (fuel by the litre)."),
 		field.Other("quantity", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().Annotations(entgql.Type("Decimal")).
 			Comment("Quantity sold; may be fractional (kg)."),
 		field.Other("discount_amount", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().
-			Annotations(entgql.Type("Decimal")).Comment("Sum of the item's discounts, in R$."),
+			Annotations(entgql.Type("Money")).Comment("Sum of the item's discounts, in R$."),
 		field.JSON("discounts", json.RawMessage{}).Optional().Immutable().
 			Annotations(entgql.Skip(entgql.SkipAll)).Comment("The discounts as sent."),
 		field.Other("returned_quantity", decimal.Decimal{}).SchemaType(decimalColumn).Default(decimal.Zero).
@@ -186,7 +186,7 @@ func (SalePayment) Fields() []ent.Field {
 			Comment("Id of the sale paid."),
 		field.String("payment_id").NotEmpty().Immutable().
 			Comment("The payment's id in the sale, as the point of sale sent it."),
-		field.Other("amount", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().Annotations(entgql.Type("Decimal")).
+		field.Other("amount", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().Annotations(entgql.Type("Money")).
 			Comment("Amount paid in R$."),
 		field.String("method").NotEmpty().Immutable().
 			Comment("Payment method as the point of sale sent it, such as CREDIT_CARD."),

@@ -41,7 +41,7 @@ func (SaleReturn) Fields() []ent.Field {
 			Annotations(entgql.Skip(entgql.SkipAll)).
 			Comment("The units returned: [{line_id, quantity}]."),
 		field.Other("amount", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().
-			Annotations(entgql.Type("Decimal")).
+			Annotations(entgql.Type("Money")).
 			Comment("Net value in R$ of the units returned: what was paid for them, after their discounts."),
 		field.Enum("status").Values("RECEIVED", "PROCESSED").Default("RECEIVED").
 			Comment("RECEIVED until processed (after the sale), then PROCESSED."),

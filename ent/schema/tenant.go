@@ -32,7 +32,7 @@ func (Tenant) Fields() []ent.Field {
 			Comment("Whether the point of sale may register sales."),
 		field.Other("sale_tolerance", decimal.Decimal{}).SchemaType(decimalColumn).
 			Default(decimal.RequireFromString("0.10")).
-			Annotations(entgql.Type("Decimal")).
+			Annotations(entgql.Type("Money")).
 			Comment("Accepted difference in R$ in each check of a registered sale's values: the items against sale.amount, their discounts against discountAmount, amount less discounts against amountPayable, the payments against amountPayable. A sale beyond it is refused (422)."),
 		field.Other("points_per_real", decimal.Decimal{}).SchemaType(decimalColumn).
 			Default(decimal.NewFromInt(1)).
@@ -40,7 +40,7 @@ func (Tenant) Fields() []ent.Field {
 			Comment("Points earned per whole R$ 1 paid."),
 		field.Other("points_value", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
 			Annotations(entgql.Type("Decimal")).
-			Comment("Value in R$ of one point spent as money at the till or at checkout (0.01: 100 points pay R$ 1.00); none: 0.01."),
+			Comment("Value in R$ of one point spent as money at the till or at checkout (0.01: 100 points pay R$ 1.00), exact: it may be a fraction of a cent (0.005); none: 0.01."),
 		field.Int64("points_spend_min").Default(0).NonNegative().
 			Comment("The fewest points a customer may spend at once (0: any number)."),
 		field.Other("points_spend_max_share", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().

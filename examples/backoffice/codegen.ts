@@ -14,7 +14,7 @@ const config: CodegenConfig = {
         useTypeImports: true,
         onlyOperationTypes: true,
         enumsAsTypes: true,
-        scalars: { Time: "string", Decimal: "string", Cursor: "string", Map: "Record<string, unknown>" },
+        scalars: { Time: "string", Decimal: "string", Money: "string", Cursor: "string", Map: "Record<string, unknown>" },
       },
     },
   },

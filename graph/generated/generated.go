@@ -15,6 +15,7 @@ import (
 	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
+	"github.com/fideliza/fideliza/domain/experiment"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
@@ -285,6 +286,7 @@ type ComplexityRoot struct {
 		ExternalID               func(childComplexity int) int
 		Gender                   func(childComplexity int) int
 		ID                       func(childComplexity int) int
+		LastPurchaseAt           func(childComplexity int) int
 		Level                    func(childComplexity int) int
 		LevelGraceSince          func(childComplexity int) int
 		LifetimeValue            func(childComplexity int) int
@@ -297,6 +299,7 @@ type ComplexityRoot struct {
 		PosStatus                func(childComplexity int) int
 		Redemptions              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
 		Sales                    func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) int
+		SalesCount               func(childComplexity int) int
 		Score                    func(childComplexity int) int
 		Segments                 func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
 		TenantID                 func(childComplexity int) int
@@ -423,6 +426,15 @@ type ComplexityRoot struct {
 	}
 
 	LiftMeasure struct {
+		Difference  func(childComplexity int) int
+		HeldOut     func(childComplexity int) int
+		High        func(childComplexity int) int
+		Low         func(childComplexity int) int
+		Significant func(childComplexity int) int
+		Treated     func(childComplexity int) int
+	}
+
+	MoneyLiftMeasure struct {
 		Difference  func(childComplexity int) int
 		HeldOut     func(childComplexity int) int
 		High        func(childComplexity int) int
@@ -2037,6 +2049,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.ID(childComplexity), true
+	case "Customer.lastPurchaseAt":
+		if e.ComplexityRoot.Customer.LastPurchaseAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Customer.LastPurchaseAt(childComplexity), true
 	case "Customer.level":
 		if e.ComplexityRoot.Customer.Level == nil {
 			break
@@ -2124,6 +2142,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.Sales(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.SaleOrder), args["where"].(*ent.SaleWhereInput)), true
+	case "Customer.salesCount":
+		if e.ComplexityRoot.Customer.SalesCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Customer.SalesCount(childComplexity), true
 	case "Customer.score":
 		if e.ComplexityRoot.Customer.Score == nil {
 			break
@@ -2654,6 +2678,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LiftMeasure.Treated(childComplexity), true
+
+	case "MoneyLiftMeasure.difference":
+		if e.ComplexityRoot.MoneyLiftMeasure.Difference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MoneyLiftMeasure.Difference(childComplexity), true
+	case "MoneyLiftMeasure.heldOut":
+		if e.ComplexityRoot.MoneyLiftMeasure.HeldOut == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MoneyLiftMeasure.HeldOut(childComplexity), true
+	case "MoneyLiftMeasure.high":
+		if e.ComplexityRoot.MoneyLiftMeasure.High == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MoneyLiftMeasure.High(childComplexity), true
+	case "MoneyLiftMeasure.low":
+		if e.ComplexityRoot.MoneyLiftMeasure.Low == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MoneyLiftMeasure.Low(childComplexity), true
+	case "MoneyLiftMeasure.significant":
+		if e.ComplexityRoot.MoneyLiftMeasure.Significant == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MoneyLiftMeasure.Significant(childComplexity), true
+	case "MoneyLiftMeasure.treated":
+		if e.ComplexityRoot.MoneyLiftMeasure.Treated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MoneyLiftMeasure.Treated(childComplexity), true
 
 	case "Mutation.addCoupons":
 		if e.ComplexityRoot.Mutation.AddCoupons == nil {
@@ -5405,7 +5466,7 @@ input TenantSettingsInput {
   "Whether points of sale may register sales."
   saleRegistration: Boolean
   "Accepted difference in R$ in each check of a registered sale's values (items against amount, discounts against discountAmount, amount less discounts against amountPayable, payments against amountPayable), such as 0.10; a sale beyond it is refused 422."
-  saleTolerance: Decimal
+  saleTolerance: Money
   "Points earned per whole R$ 1 paid."
   pointsPerReal: Decimal
   "Months until earned points expire, 1 to 120; applies to points earned from the change on."
@@ -5430,7 +5491,7 @@ input TenantSettingsInput {
   pointsPendingDays: Int
   "Days a customer keeps a level after the points earned in 12 months fall below its threshold, 0 (drops at once) to 365; customer.level_will_downgrade announces the drop."
   levelGraceDays: Int
-  "Value in R$ of one point spent as money at the till or at checkout, above 0 and at most 1000 (0.01: 100 points pay R$ 1.00)."
+  "Value in R$ of one point spent as money at the till or at checkout, above 0 and at most 1000 (0.01: 100 points pay R$ 1.00), exact: it may be a fraction of a cent (0.005)."
   pointsValue: Decimal
   "The fewest points a customer may spend at once, 0 (any) to 1000000."
   pointsSpendMin: Int
@@ -5560,7 +5621,7 @@ input CreateCampaignInput {
   "Gift campaigns: the SKU given."
   giftSku: String
   "Smallest cart subtotal in R$ that qualifies; absent means no minimum."
-  minSubtotal: Decimal
+  minSubtotal: Money
   "Items that qualify, by SKU or GTIN; with neither this nor eligibleCategories, every item does."
   eligibleSkus: [String!]
   "Items that qualify, by category (a category path qualifies under any of its levels); an item qualifies when its SKU, GTIN, category or brand is listed."
@@ -5572,13 +5633,13 @@ input CreateCampaignInput {
   "Most redemptions in all, at least 1; absent means no limit."
   limitTotal: Int
   "Budget: the R$ the campaign may give in all, in discounts and cashback (discount and cashback campaigns)."
-  budgetTotal: Decimal
+  budgetTotal: Money
   "Budget: the R$ each store may give."
-  budgetPerStore: Decimal
+  budgetPerStore: Money
   "Budget: the period of budgetPerPeriod (day, week from Monday, month; the tenant's time zone)."
   budgetPeriod: CampaignBudgetPeriod
   "Budget: the R$ the campaign may give in each budgetPeriod."
-  budgetPerPeriod: Decimal
+  budgetPerPeriod: Money
   "Stacking: combinable campaigns add up on one order (at the till too); an exclusive one applies alone. Absent: combinable online, one best discount per item at the till."
   stacking: CampaignStacking
   "Stacking: between combinations giving as much, the one holding the highest priority applies; -1000 to 1000, default 0."
@@ -5603,7 +5664,7 @@ input CartItemInput {
   brand: String
   "Quantity, above 0; may be fractional (kg)."
   quantity: Decimal!
-  "Unit price in R$, not negative."
+  "Unit price in R$, not negative, exact: it may hold fractions of a cent (fuel by the litre)."
   unitPrice: Decimal!
 }
 
@@ -5618,7 +5679,7 @@ input ValidateCartInput {
   "The channel of the checkout, such as pdv, ecommerce or app; absent matches only campaigns for every channel."
   channel: String
   "The cart's subtotal in R$; when absent, the sum of its items."
-  subtotal: Decimal
+  subtotal: Money
   "A coupon code, which unlocks its campaign when that campaign requires one; unknown codes are counted, and too many refused."
   couponCode: String
   "The cart's items, 1 to 500."
@@ -5634,9 +5695,9 @@ type ItemBenefit {
   "The item's quantity."
   quantity: Decimal!
   "Discount on the item in R$ (discount campaigns; 0 otherwise)."
-  discountAmount: Decimal!
+  discountAmount: Money!
   "Cashback on the item in R$ (cashback campaigns; 0 otherwise)."
-  cashbackAmount: Decimal!
+  cashbackAmount: Money!
   "Bonus points on the item (bonus_points campaigns; 0 otherwise)."
   bonusPoints: Int!
 }
@@ -5646,11 +5707,11 @@ The estimated benefit of a campaign for a cart.
 """
 type EstimatedBenefit {
   "R$ value: the discount or the cashback; 0 for points, free shipping and gifts."
-  amount: Decimal!
+  amount: Money!
   "Discount campaigns: the discount in R$."
-  discountAmount: Decimal
+  discountAmount: Money
   "Cashback campaigns: the cashback in R$."
-  cashbackAmount: Decimal
+  cashbackAmount: Money
   "Cashback campaigns: days after the redemption the cashback is credited; 0 means at once."
   creditAfterDays: Int
   "Bonus-points campaigns: the extra points, in all."
@@ -5684,7 +5745,7 @@ type IneligibleCampaign {
   "not_active, channel_mismatch, store_mismatch, segment_mismatch, holdout, coupon_required, limit_reached, budget_exhausted, no_applicable_items, min_subtotal_not_met or excluded_by_stacking."
   reason: String!
   "For min_subtotal_not_met: the R$ still needed."
-  missingAmount: Decimal
+  missingAmount: Money
   "For excluded_by_stacking: the campaign that applies instead."
   excludedBy: ID
 }
@@ -5786,7 +5847,7 @@ input RedeemCampaignInput {
   "The token validateCart returned, before it expires."
   validationToken: String!
   "What the customer paid for the order, in R$ (at most 2 decimal places); creditPoints uses it when given no amount."
-  amountPaid: Decimal!
+  amountPaid: Money!
 }
 
 extend type Campaign {
@@ -6007,16 +6068,17 @@ type CampaignPerformance {
   "Benefits given (redemptions)."
   redemptions: Int!
   "Discount given, in R$."
-  discountGiven: Decimal!
+  discountGiven: Money!
   "Cashback promised, in R$."
-  cashbackPromised: Decimal!
+  cashbackPromised: Money!
   "What customers paid for the orders that used the campaign, in R$."
-  revenue: Decimal!
+  revenue: Money!
 }
 
 """
-One measure of a campaign's experiment: the mean of its treated customers and of its held-out ones, their
-difference (treated less held out) and the difference's 95% confidence interval by Welch's t.
+One measure of a campaign's experiment that is a share (buyerShare): the mean of its treated customers and of
+its held-out ones, their difference (treated less held out) and the difference's 95% confidence interval by
+Welch's t, exact to 6 decimal places.
 """
 type LiftMeasure {
   "The treated customers' mean."
@@ -6029,6 +6091,24 @@ type LiftMeasure {
   low: Decimal
   "The interval's high end; null as low."
   high: Decimal
+  "True when the interval excludes 0: the campaign changed the measure, at 95% confidence."
+  significant: Boolean!
+}
+
+"""
+One measure of a campaign's experiment in R$ (revenue per customer, per buyer): as LiftMeasure, in Money.
+"""
+type MoneyLiftMeasure {
+  "The treated customers' mean."
+  treated: Money!
+  "The held-out customers' mean."
+  heldOut: Money!
+  "treated less heldOut."
+  difference: Money!
+  "The interval's low end; null when a group has fewer than two customers (two buyers, per buyer)."
+  low: Money
+  "The interval's high end; null as low."
+  high: Money
   "True when the interval excludes 0: the campaign changed the measure, at 95% confidence."
   significant: Boolean!
 }
@@ -6050,15 +6130,15 @@ type CampaignLift {
   "The share of customers who bought, 0 to 1 (6 decimal places)."
   buyerShare: LiftMeasure!
   "Revenue per customer, in R$."
-  revenuePerCustomer: LiftMeasure!
+  revenuePerCustomer: MoneyLiftMeasure!
   "Revenue per customer who bought, in R$."
-  revenuePerBuyer: LiftMeasure!
+  revenuePerBuyer: MoneyLiftMeasure!
   "The discounts and cashback the campaign gave in the period, in R$ (as performance counts them)."
-  discounts: Decimal!
+  discounts: Money!
   "revenuePerCustomer's difference times the treated customers: what they bought beyond what they would have without the campaign, in R$."
-  incrementalRevenue: Decimal!
+  incrementalRevenue: Money!
   "incrementalRevenue less discounts, in R$."
-  netRevenue: Decimal!
+  netRevenue: Money!
   "What the lift tells, judged by revenuePerCustomer: NO_BENEFIT first when the campaign gave nothing in the period."
   verdict: LiftVerdict!
   "The verdict in a sentence, with the figures it rests on, for people (English)."
@@ -6099,11 +6179,11 @@ type StoreDaySales {
   "Sales registered."
   sales: Int!
   "Gross total, in R$."
-  amount: Decimal!
+  amount: Money!
   "Discounts given, in R$."
-  discountAmount: Decimal!
+  discountAmount: Money!
   "Payable after discounts, in R$."
-  amountPayable: Decimal!
+  amountPayable: Money!
 }
 
 """
@@ -6119,7 +6199,7 @@ type StoreDayPointsSpent {
   "Points debited for them."
   points: Int!
   "What those points paid, in R$: the sales' POINTS payments, at the point's value when they were spent."
-  amount: Decimal!
+  amount: Money!
 }
 
 """
@@ -6139,7 +6219,7 @@ type TopCustomer {
   "The customer."
   customer: Customer!
   "What was payable for their sales in the period (cancelled ones left out), in R$."
-  spend: Decimal!
+  spend: Money!
   "Their sales in the period, cancelled ones left out."
   sales: Int!
 }
@@ -6643,7 +6723,7 @@ type Campaign implements Node {
   """
   discountMode: CampaignDiscountMode
   """
-  Percentage (0–100) or fixed amount in R$.
+  Percentage (0–100, exact, fractions of a percent too) or fixed amount in R$.
   """
   discountValue: Decimal
   """
@@ -6661,7 +6741,7 @@ type Campaign implements Node {
   """
   Eligibility: minimum cart subtotal in R$.
   """
-  minSubtotal: Decimal
+  minSubtotal: Money
   """
   Eligibility: applicable SKUs or GTINs.
   """
@@ -6681,11 +6761,11 @@ type Campaign implements Node {
   """
   Budget: the R$ the campaign may give in all, in discounts and cashback; none means no budget.
   """
-  budgetTotal: Decimal
+  budgetTotal: Money
   """
   Budget: the R$ each store may give (redemptions without a store count in the total only).
   """
-  budgetPerStore: Decimal
+  budgetPerStore: Money
   """
   Budget: the period of budget_per_period, in the tenant's time zone (weeks start on Monday).
   """
@@ -6693,11 +6773,11 @@ type Campaign implements Node {
   """
   Budget: the R$ the campaign may give in each budget_period.
   """
-  budgetPerPeriod: Decimal
+  budgetPerPeriod: Money
   """
   Budget: the R$ given so far, in discounts and cashback, less what returns and rollbacks gave back (none: nothing).
   """
-  budgetSpent: Decimal
+  budgetSpent: Money
   """
   Redemptions so far, of every customer, those over the limit at the point of sale included.
   """
@@ -7122,14 +7202,14 @@ input CampaignWhereInput {
   """
   min_subtotal field predicates
   """
-  minSubtotal: Decimal
-  minSubtotalNEQ: Decimal
-  minSubtotalIn: [Decimal!]
-  minSubtotalNotIn: [Decimal!]
-  minSubtotalGT: Decimal
-  minSubtotalGTE: Decimal
-  minSubtotalLT: Decimal
-  minSubtotalLTE: Decimal
+  minSubtotal: Money
+  minSubtotalNEQ: Money
+  minSubtotalIn: [Money!]
+  minSubtotalNotIn: [Money!]
+  minSubtotalGT: Money
+  minSubtotalGTE: Money
+  minSubtotalLT: Money
+  minSubtotalLTE: Money
   minSubtotalIsNil: Boolean
   minSubtotalNotNil: Boolean
   """
@@ -7161,27 +7241,27 @@ input CampaignWhereInput {
   """
   budget_total field predicates
   """
-  budgetTotal: Decimal
-  budgetTotalNEQ: Decimal
-  budgetTotalIn: [Decimal!]
-  budgetTotalNotIn: [Decimal!]
-  budgetTotalGT: Decimal
-  budgetTotalGTE: Decimal
-  budgetTotalLT: Decimal
-  budgetTotalLTE: Decimal
+  budgetTotal: Money
+  budgetTotalNEQ: Money
+  budgetTotalIn: [Money!]
+  budgetTotalNotIn: [Money!]
+  budgetTotalGT: Money
+  budgetTotalGTE: Money
+  budgetTotalLT: Money
+  budgetTotalLTE: Money
   budgetTotalIsNil: Boolean
   budgetTotalNotNil: Boolean
   """
   budget_per_store field predicates
   """
-  budgetPerStore: Decimal
-  budgetPerStoreNEQ: Decimal
-  budgetPerStoreIn: [Decimal!]
-  budgetPerStoreNotIn: [Decimal!]
-  budgetPerStoreGT: Decimal
-  budgetPerStoreGTE: Decimal
-  budgetPerStoreLT: Decimal
-  budgetPerStoreLTE: Decimal
+  budgetPerStore: Money
+  budgetPerStoreNEQ: Money
+  budgetPerStoreIn: [Money!]
+  budgetPerStoreNotIn: [Money!]
+  budgetPerStoreGT: Money
+  budgetPerStoreGTE: Money
+  budgetPerStoreLT: Money
+  budgetPerStoreLTE: Money
   budgetPerStoreIsNil: Boolean
   budgetPerStoreNotNil: Boolean
   """
@@ -7196,27 +7276,27 @@ input CampaignWhereInput {
   """
   budget_per_period field predicates
   """
-  budgetPerPeriod: Decimal
-  budgetPerPeriodNEQ: Decimal
-  budgetPerPeriodIn: [Decimal!]
-  budgetPerPeriodNotIn: [Decimal!]
-  budgetPerPeriodGT: Decimal
-  budgetPerPeriodGTE: Decimal
-  budgetPerPeriodLT: Decimal
-  budgetPerPeriodLTE: Decimal
+  budgetPerPeriod: Money
+  budgetPerPeriodNEQ: Money
+  budgetPerPeriodIn: [Money!]
+  budgetPerPeriodNotIn: [Money!]
+  budgetPerPeriodGT: Money
+  budgetPerPeriodGTE: Money
+  budgetPerPeriodLT: Money
+  budgetPerPeriodLTE: Money
   budgetPerPeriodIsNil: Boolean
   budgetPerPeriodNotNil: Boolean
   """
   budget_spent field predicates
   """
-  budgetSpent: Decimal
-  budgetSpentNEQ: Decimal
-  budgetSpentIn: [Decimal!]
-  budgetSpentNotIn: [Decimal!]
-  budgetSpentGT: Decimal
-  budgetSpentGTE: Decimal
-  budgetSpentLT: Decimal
-  budgetSpentLTE: Decimal
+  budgetSpent: Money
+  budgetSpentNEQ: Money
+  budgetSpentIn: [Money!]
+  budgetSpentNotIn: [Money!]
+  budgetSpentGT: Money
+  budgetSpentGTE: Money
+  budgetSpentLT: Money
+  budgetSpentLTE: Money
   budgetSpentIsNil: Boolean
   budgetSpentNotNil: Boolean
   """
@@ -7835,7 +7915,15 @@ type Customer implements Node {
   """
   Total spent, in R$.
   """
-  lifetimeValue: Decimal!
+  lifetimeValue: Money!
+  """
+  The customer's purchases: their sales processed and not returned or cancelled whole (the audiences' purchases), recounted as a sale is processed or returned.
+  """
+  salesCount: Int!
+  """
+  When the latest of those purchases was made (the sale's date); empty without one.
+  """
+  lastPurchaseAt: Time
   """
   Whether the customer agreed to marketing by e-mail.
   """
@@ -8112,6 +8200,8 @@ enum CustomerOrderField {
   LEVEL
   POINTS_BALANCE
   LIFETIME_VALUE
+  SALES_COUNT
+  LAST_PURCHASE_AT
 }
 """
 A customer's churn score (BG/NBD) and its recency, frequency and monetary value.
@@ -8164,7 +8254,7 @@ type CustomerScore implements Node {
   """
   Average value in R$ of the customer's purchases.
   """
-  monetaryValue: Decimal!
+  monetaryValue: Money!
   """
   Whether the average purchase is in the tenant's top quarter (the model's high_value_threshold).
   """
@@ -8355,14 +8445,14 @@ input CustomerScoreWhereInput {
   """
   monetary_value field predicates
   """
-  monetaryValue: Decimal
-  monetaryValueNEQ: Decimal
-  monetaryValueIn: [Decimal!]
-  monetaryValueNotIn: [Decimal!]
-  monetaryValueGT: Decimal
-  monetaryValueGTE: Decimal
-  monetaryValueLT: Decimal
-  monetaryValueLTE: Decimal
+  monetaryValue: Money
+  monetaryValueNEQ: Money
+  monetaryValueIn: [Money!]
+  monetaryValueNotIn: [Money!]
+  monetaryValueGT: Money
+  monetaryValueGTE: Money
+  monetaryValueLT: Money
+  monetaryValueLTE: Money
   """
   high_value field predicates
   """
@@ -8665,14 +8755,14 @@ input CustomerWhereInput {
   """
   lifetime_value field predicates
   """
-  lifetimeValue: Decimal
-  lifetimeValueNEQ: Decimal
-  lifetimeValueIn: [Decimal!]
-  lifetimeValueNotIn: [Decimal!]
-  lifetimeValueGT: Decimal
-  lifetimeValueGTE: Decimal
-  lifetimeValueLT: Decimal
-  lifetimeValueLTE: Decimal
+  lifetimeValue: Money
+  lifetimeValueNEQ: Money
+  lifetimeValueIn: [Money!]
+  lifetimeValueNotIn: [Money!]
+  lifetimeValueGT: Money
+  lifetimeValueGTE: Money
+  lifetimeValueLT: Money
+  lifetimeValueLTE: Money
   """
   lifetime_value_cents field predicates
   """
@@ -8684,6 +8774,30 @@ input CustomerWhereInput {
   lifetimeValueCentsGTE: Int
   lifetimeValueCentsLT: Int
   lifetimeValueCentsLTE: Int
+  """
+  sales_count field predicates
+  """
+  salesCount: Int
+  salesCountNEQ: Int
+  salesCountIn: [Int!]
+  salesCountNotIn: [Int!]
+  salesCountGT: Int
+  salesCountGTE: Int
+  salesCountLT: Int
+  salesCountLTE: Int
+  """
+  last_purchase_at field predicates
+  """
+  lastPurchaseAt: Time
+  lastPurchaseAtNEQ: Time
+  lastPurchaseAtIn: [Time!]
+  lastPurchaseAtNotIn: [Time!]
+  lastPurchaseAtGT: Time
+  lastPurchaseAtGTE: Time
+  lastPurchaseAtLT: Time
+  lastPurchaseAtLTE: Time
+  lastPurchaseAtIsNil: Boolean
+  lastPurchaseAtNotNil: Boolean
   """
   consent_marketing_email field predicates
   """
@@ -9037,7 +9151,7 @@ type PointsEntry implements Node {
   """
   Order value in R$ the points were earned on.
   """
-  amount: Decimal
+  amount: Money
   """
   When the points of a credit expire.
   """
@@ -9285,14 +9399,14 @@ input PointsEntryWhereInput {
   """
   amount field predicates
   """
-  amount: Decimal
-  amountNEQ: Decimal
-  amountIn: [Decimal!]
-  amountNotIn: [Decimal!]
-  amountGT: Decimal
-  amountGTE: Decimal
-  amountLT: Decimal
-  amountLTE: Decimal
+  amount: Money
+  amountNEQ: Money
+  amountIn: [Money!]
+  amountNotIn: [Money!]
+  amountGT: Money
+  amountGTE: Money
+  amountLT: Money
+  amountLTE: Money
   amountIsNil: Boolean
   amountNotNil: Boolean
   """
@@ -10088,15 +10202,15 @@ type Redemption implements Node {
   """
   What the customer paid for the order, in R$.
   """
-  amountPaid: Decimal!
+  amountPaid: Money!
   """
   Discount given, in R$ (0 for other types).
   """
-  discountAmount: Decimal!
+  discountAmount: Money!
   """
   Cashback promised, in R$ (0 for other types).
   """
-  cashbackAmount: Decimal!
+  cashbackAmount: Money!
   """
   Bonus points given (0 for other types), credited once the order's points are.
   """
@@ -10301,36 +10415,36 @@ input RedemptionWhereInput {
   """
   amount_paid field predicates
   """
-  amountPaid: Decimal
-  amountPaidNEQ: Decimal
-  amountPaidIn: [Decimal!]
-  amountPaidNotIn: [Decimal!]
-  amountPaidGT: Decimal
-  amountPaidGTE: Decimal
-  amountPaidLT: Decimal
-  amountPaidLTE: Decimal
+  amountPaid: Money
+  amountPaidNEQ: Money
+  amountPaidIn: [Money!]
+  amountPaidNotIn: [Money!]
+  amountPaidGT: Money
+  amountPaidGTE: Money
+  amountPaidLT: Money
+  amountPaidLTE: Money
   """
   discount_amount field predicates
   """
-  discountAmount: Decimal
-  discountAmountNEQ: Decimal
-  discountAmountIn: [Decimal!]
-  discountAmountNotIn: [Decimal!]
-  discountAmountGT: Decimal
-  discountAmountGTE: Decimal
-  discountAmountLT: Decimal
-  discountAmountLTE: Decimal
+  discountAmount: Money
+  discountAmountNEQ: Money
+  discountAmountIn: [Money!]
+  discountAmountNotIn: [Money!]
+  discountAmountGT: Money
+  discountAmountGTE: Money
+  discountAmountLT: Money
+  discountAmountLTE: Money
   """
   cashback_amount field predicates
   """
-  cashbackAmount: Decimal
-  cashbackAmountNEQ: Decimal
-  cashbackAmountIn: [Decimal!]
-  cashbackAmountNotIn: [Decimal!]
-  cashbackAmountGT: Decimal
-  cashbackAmountGTE: Decimal
-  cashbackAmountLT: Decimal
-  cashbackAmountLTE: Decimal
+  cashbackAmount: Money
+  cashbackAmountNEQ: Money
+  cashbackAmountIn: [Money!]
+  cashbackAmountNotIn: [Money!]
+  cashbackAmountGT: Money
+  cashbackAmountGTE: Money
+  cashbackAmountLT: Money
+  cashbackAmountLTE: Money
   """
   bonus_points field predicates
   """
@@ -10478,15 +10592,15 @@ type Sale implements Node {
   """
   Gross total in R$.
   """
-  amount: Decimal!
+  amount: Money!
   """
   Payable after discounts, in R$.
   """
-  amountPayable: Decimal!
+  amountPayable: Money!
   """
   Total discount in R$: as the point of sale sent it, else the sum of the items' discounts.
   """
-  discountAmount: Decimal!
+  discountAmount: Money!
   """
   RECEIVED until processed, then PROCESSED, or FAILED when processing gave up (see failureReason).
   """
@@ -10506,7 +10620,7 @@ type Sale implements Node {
   """
   Net value in R$ of the units returned so far (returns and cancellation processed).
   """
-  returnedAmount: Decimal!
+  returnedAmount: Money!
   """
   Points taken back by the sale's processed returns and cancellation.
   """
@@ -10627,7 +10741,7 @@ type SaleItem implements Node {
   """
   description: String!
   """
-  Unit price in R$, before discounts.
+  Unit price in R$, before discounts, exact as the point of sale sent it: it may hold fractions of a cent (fuel by the litre).
   """
   unitPrice: Decimal!
   """
@@ -10637,7 +10751,7 @@ type SaleItem implements Node {
   """
   Sum of the item's discounts, in R$.
   """
-  discountAmount: Decimal!
+  discountAmount: Money!
   """
   Units returned so far, counting returns received and not yet processed: what remains returnable is quantity less this.
   """
@@ -10803,14 +10917,14 @@ input SaleItemWhereInput {
   """
   discount_amount field predicates
   """
-  discountAmount: Decimal
-  discountAmountNEQ: Decimal
-  discountAmountIn: [Decimal!]
-  discountAmountNotIn: [Decimal!]
-  discountAmountGT: Decimal
-  discountAmountGTE: Decimal
-  discountAmountLT: Decimal
-  discountAmountLTE: Decimal
+  discountAmount: Money
+  discountAmountNEQ: Money
+  discountAmountIn: [Money!]
+  discountAmountNotIn: [Money!]
+  discountAmountGT: Money
+  discountAmountGTE: Money
+  discountAmountLT: Money
+  discountAmountLTE: Money
   """
   returned_quantity field predicates
   """
@@ -10872,7 +10986,7 @@ type SalePayment implements Node {
   """
   Amount paid in R$.
   """
-  amount: Decimal!
+  amount: Money!
   """
   Payment method as the point of sale sent it, such as CREDIT_CARD.
   """
@@ -10970,14 +11084,14 @@ input SalePaymentWhereInput {
   """
   amount field predicates
   """
-  amount: Decimal
-  amountNEQ: Decimal
-  amountIn: [Decimal!]
-  amountNotIn: [Decimal!]
-  amountGT: Decimal
-  amountGTE: Decimal
-  amountLT: Decimal
-  amountLTE: Decimal
+  amount: Money
+  amountNEQ: Money
+  amountIn: [Money!]
+  amountNotIn: [Money!]
+  amountGT: Money
+  amountGTE: Money
+  amountLT: Money
+  amountLTE: Money
   """
   method field predicates
   """
@@ -11104,7 +11218,7 @@ type SaleReturn implements Node {
   """
   Net value in R$ of the units returned: what was paid for them, after their discounts.
   """
-  amount: Decimal!
+  amount: Money!
   """
   RECEIVED until processed (after the sale), then PROCESSED.
   """
@@ -11318,14 +11432,14 @@ input SaleReturnWhereInput {
   """
   amount field predicates
   """
-  amount: Decimal
-  amountNEQ: Decimal
-  amountIn: [Decimal!]
-  amountNotIn: [Decimal!]
-  amountGT: Decimal
-  amountGTE: Decimal
-  amountLT: Decimal
-  amountLTE: Decimal
+  amount: Money
+  amountNEQ: Money
+  amountIn: [Money!]
+  amountNotIn: [Money!]
+  amountGT: Money
+  amountGTE: Money
+  amountLT: Money
+  amountLTE: Money
   """
   status field predicates
   """
@@ -11559,36 +11673,36 @@ input SaleWhereInput {
   """
   amount field predicates
   """
-  amount: Decimal
-  amountNEQ: Decimal
-  amountIn: [Decimal!]
-  amountNotIn: [Decimal!]
-  amountGT: Decimal
-  amountGTE: Decimal
-  amountLT: Decimal
-  amountLTE: Decimal
+  amount: Money
+  amountNEQ: Money
+  amountIn: [Money!]
+  amountNotIn: [Money!]
+  amountGT: Money
+  amountGTE: Money
+  amountLT: Money
+  amountLTE: Money
   """
   amount_payable field predicates
   """
-  amountPayable: Decimal
-  amountPayableNEQ: Decimal
-  amountPayableIn: [Decimal!]
-  amountPayableNotIn: [Decimal!]
-  amountPayableGT: Decimal
-  amountPayableGTE: Decimal
-  amountPayableLT: Decimal
-  amountPayableLTE: Decimal
+  amountPayable: Money
+  amountPayableNEQ: Money
+  amountPayableIn: [Money!]
+  amountPayableNotIn: [Money!]
+  amountPayableGT: Money
+  amountPayableGTE: Money
+  amountPayableLT: Money
+  amountPayableLTE: Money
   """
   discount_amount field predicates
   """
-  discountAmount: Decimal
-  discountAmountNEQ: Decimal
-  discountAmountIn: [Decimal!]
-  discountAmountNotIn: [Decimal!]
-  discountAmountGT: Decimal
-  discountAmountGTE: Decimal
-  discountAmountLT: Decimal
-  discountAmountLTE: Decimal
+  discountAmount: Money
+  discountAmountNEQ: Money
+  discountAmountIn: [Money!]
+  discountAmountNotIn: [Money!]
+  discountAmountGT: Money
+  discountAmountGTE: Money
+  discountAmountLT: Money
+  discountAmountLTE: Money
   """
   status field predicates
   """
@@ -11641,14 +11755,14 @@ input SaleWhereInput {
   """
   returned_amount field predicates
   """
-  returnedAmount: Decimal
-  returnedAmountNEQ: Decimal
-  returnedAmountIn: [Decimal!]
-  returnedAmountNotIn: [Decimal!]
-  returnedAmountGT: Decimal
-  returnedAmountGTE: Decimal
-  returnedAmountLT: Decimal
-  returnedAmountLTE: Decimal
+  returnedAmount: Money
+  returnedAmountNEQ: Money
+  returnedAmountIn: [Money!]
+  returnedAmountNotIn: [Money!]
+  returnedAmountGT: Money
+  returnedAmountGTE: Money
+  returnedAmountLT: Money
+  returnedAmountLTE: Money
   """
   points_reversed field predicates
   """
@@ -12188,13 +12302,13 @@ type Tenant implements Node {
   """
   Accepted difference in R$ in each check of a registered sale's values: the items against sale.amount, their discounts against discountAmount, amount less discounts against amountPayable, the payments against amountPayable. A sale beyond it is refused (422).
   """
-  saleTolerance: Decimal!
+  saleTolerance: Money!
   """
   Points earned per whole R$ 1 paid.
   """
   pointsPerReal: Decimal!
   """
-  Value in R$ of one point spent as money at the till or at checkout (0.01: 100 points pay R$ 1.00); none: 0.01.
+  Value in R$ of one point spent as money at the till or at checkout (0.01: 100 points pay R$ 1.00), exact: it may be a fraction of a cent (0.005); none: 0.01.
   """
   pointsValue: Decimal
   """
@@ -12422,14 +12536,14 @@ input TenantWhereInput {
   """
   sale_tolerance field predicates
   """
-  saleTolerance: Decimal
-  saleToleranceNEQ: Decimal
-  saleToleranceIn: [Decimal!]
-  saleToleranceNotIn: [Decimal!]
-  saleToleranceGT: Decimal
-  saleToleranceGTE: Decimal
-  saleToleranceLT: Decimal
-  saleToleranceLTE: Decimal
+  saleTolerance: Money
+  saleToleranceNEQ: Money
+  saleToleranceIn: [Money!]
+  saleToleranceNotIn: [Money!]
+  saleToleranceGT: Money
+  saleToleranceGTE: Money
+  saleToleranceLT: Money
+  saleToleranceLTE: Money
   """
   points_per_real field predicates
   """
@@ -13506,7 +13620,7 @@ input CreditPointsInput {
   Order value in R$ (at most 2 decimal places); earns points at the tenant's rate.
   With neither amount nor points, the amount paid recorded by the order's redemption is used.
   """
-  amount: Decimal
+  amount: Money
   "Points to credit; wins over amount."
   points: Int
 }
@@ -13536,7 +13650,7 @@ input ReversePointsInput {
   "Your id of the refund, at most 128 characters; a repeated call returns the first result."
   reversalID: String!
   "R$ refunded (at most 2 decimal places); left out, the whole order, whose redemptions are then rolled back."
-  amount: Decimal
+  amount: Money
   "Why, required, at most 500 characters; kept in the ledger entry."
   reason: String!
 }
@@ -13654,7 +13768,7 @@ type PredictiveSegmentCount {
   "p_alive every member is below, when bounded."
   pAliveBelow: Float
   "Least average purchase in R$ of a member (at_risk_high_value)."
-  minMonetaryValue: Decimal
+  minMonetaryValue: Money
 }
 
 extend type Query {
@@ -13683,12 +13797,17 @@ type ChurnScoresRefresh {
 }
 `, BuiltIn: false},
 	{Name: "../../schema/scalars.graphql", Input: `"""
-An exact decimal number rendered as a string without trailing zeros, such as "12.5"; accepted as a string or a number. Money is in R$.
+An exact decimal number rendered as a string without trailing zeros, such as "12.5"; accepted as a string or a number. Rates, shares, quantities, and the few amounts in R$ whose field says they are exact to fractions of a cent.
 """
 scalar Decimal
 
 """
-An instant in ISO 8601 (RFC 3339) with its offset, such as "2026-03-01T12:00:00Z".
+An amount in R$, rendered as a string with exactly two decimal places, such as "882.80" or "-12.00", rounded half away from zero ("911.005" is "911.01", "-0.005" is "-0.01"); accepted as a string or a number of at most two decimal places ("12.5", "12.50", 12.5).
+"""
+scalar Money
+
+"""
+An instant in ISO 8601 (RFC 3339) with its offset, such as "2026-03-01T12:00:00Z"; any offset is accepted, and read as the same instant in UTC.
 """
 scalar Time
 
@@ -14239,6 +14358,10 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_pointsDebt(ctx, field)
 	case "lifetimeValue":
 		return ec.fieldContext_Customer_lifetimeValue(ctx, field)
+	case "salesCount":
+		return ec.fieldContext_Customer_salesCount(ctx, field)
+	case "lastPurchaseAt":
+		return ec.fieldContext_Customer_lastPurchaseAt(ctx, field)
 	case "consentMarketingEmail":
 		return ec.fieldContext_Customer_consentMarketingEmail(ctx, field)
 	case "consentMarketingSms":
@@ -14525,6 +14648,24 @@ func (ec *executionContext) childFields_LiftMeasure(ctx context.Context, field g
 		return ec.fieldContext_LiftMeasure_significant(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LiftMeasure", field.Name)
+}
+
+func (ec *executionContext) childFields_MoneyLiftMeasure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "treated":
+		return ec.fieldContext_MoneyLiftMeasure_treated(ctx, field)
+	case "heldOut":
+		return ec.fieldContext_MoneyLiftMeasure_heldOut(ctx, field)
+	case "difference":
+		return ec.fieldContext_MoneyLiftMeasure_difference(ctx, field)
+	case "low":
+		return ec.fieldContext_MoneyLiftMeasure_low(ctx, field)
+	case "high":
+		return ec.fieldContext_MoneyLiftMeasure_high(ctx, field)
+	case "significant":
+		return ec.fieldContext_MoneyLiftMeasure_significant(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MoneyLiftMeasure", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -19052,14 +19193,14 @@ func (ec *executionContext) _Campaign_minSubtotal(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
-			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Campaign_minSubtotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _Campaign_eligibleSkus(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
@@ -19167,14 +19308,14 @@ func (ec *executionContext) _Campaign_budgetTotal(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
-			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Campaign_budgetTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _Campaign_budgetPerStore(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
@@ -19190,14 +19331,14 @@ func (ec *executionContext) _Campaign_budgetPerStore(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
-			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Campaign_budgetPerStore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _Campaign_budgetPeriod(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
@@ -19236,14 +19377,14 @@ func (ec *executionContext) _Campaign_budgetPerPeriod(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
-			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Campaign_budgetPerPeriod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _Campaign_budgetSpent(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
@@ -19259,14 +19400,14 @@ func (ec *executionContext) _Campaign_budgetSpent(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
-			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Campaign_budgetSpent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _Campaign_redemptionsCount(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
@@ -19893,8 +20034,8 @@ func (ec *executionContext) _CampaignLift_buyerShare(ctx context.Context, field 
 			return obj.BuyerShare, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *LiftMeasure) graphql.Marshaler {
-			return ec.marshalNLiftMeasure2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLiftMeasure(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *experiment.Metric) graphql.Marshaler {
+			return ec.marshalNLiftMeasure2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋdomainᚋexperimentᚐMetric(ctx, selections, v)
 		},
 		true,
 		true,
@@ -19925,8 +20066,8 @@ func (ec *executionContext) _CampaignLift_revenuePerCustomer(ctx context.Context
 			return obj.RevenuePerCustomer, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *LiftMeasure) graphql.Marshaler {
-			return ec.marshalNLiftMeasure2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLiftMeasure(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *experiment.Metric) graphql.Marshaler {
+			return ec.marshalNMoneyLiftMeasure2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋdomainᚋexperimentᚐMetric(ctx, selections, v)
 		},
 		true,
 		true,
@@ -19939,7 +20080,7 @@ func (ec *executionContext) fieldContext_CampaignLift_revenuePerCustomer(_ conte
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_LiftMeasure(ctx, field)
+			return ec.childFields_MoneyLiftMeasure(ctx, field)
 		},
 	}
 	return fc, nil
@@ -19957,8 +20098,8 @@ func (ec *executionContext) _CampaignLift_revenuePerBuyer(ctx context.Context, f
 			return obj.RevenuePerBuyer, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *LiftMeasure) graphql.Marshaler {
-			return ec.marshalNLiftMeasure2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLiftMeasure(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *experiment.Metric) graphql.Marshaler {
+			return ec.marshalNMoneyLiftMeasure2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋdomainᚋexperimentᚐMetric(ctx, selections, v)
 		},
 		true,
 		true,
@@ -19971,7 +20112,7 @@ func (ec *executionContext) fieldContext_CampaignLift_revenuePerBuyer(_ context.
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_LiftMeasure(ctx, field)
+			return ec.childFields_MoneyLiftMeasure(ctx, field)
 		},
 	}
 	return fc, nil
@@ -19990,14 +20131,14 @@ func (ec *executionContext) _CampaignLift_discounts(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_CampaignLift_discounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CampaignLift", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("CampaignLift", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _CampaignLift_incrementalRevenue(ctx context.Context, field graphql.CollectedField, obj *CampaignLift) (ret graphql.Marshaler) {
@@ -20013,14 +20154,14 @@ func (ec *executionContext) _CampaignLift_incrementalRevenue(ctx context.Context
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_CampaignLift_incrementalRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CampaignLift", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("CampaignLift", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _CampaignLift_netRevenue(ctx context.Context, field graphql.CollectedField, obj *CampaignLift) (ret graphql.Marshaler) {
@@ -20036,14 +20177,14 @@ func (ec *executionContext) _CampaignLift_netRevenue(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_CampaignLift_netRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CampaignLift", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("CampaignLift", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _CampaignLift_verdict(ctx context.Context, field graphql.CollectedField, obj *CampaignLift) (ret graphql.Marshaler) {
@@ -20128,14 +20269,14 @@ func (ec *executionContext) _CampaignPerformance_discountGiven(ctx context.Conte
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_CampaignPerformance_discountGiven(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CampaignPerformance", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("CampaignPerformance", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _CampaignPerformance_cashbackPromised(ctx context.Context, field graphql.CollectedField, obj *CampaignPerformance) (ret graphql.Marshaler) {
@@ -20151,14 +20292,14 @@ func (ec *executionContext) _CampaignPerformance_cashbackPromised(ctx context.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_CampaignPerformance_cashbackPromised(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CampaignPerformance", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("CampaignPerformance", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _CampaignPerformance_revenue(ctx context.Context, field graphql.CollectedField, obj *CampaignPerformance) (ret graphql.Marshaler) {
@@ -20174,14 +20315,14 @@ func (ec *executionContext) _CampaignPerformance_revenue(ctx context.Context, fi
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_CampaignPerformance_revenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CampaignPerformance", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("CampaignPerformance", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _CartValidation_validationToken(ctx context.Context, field graphql.CollectedField, obj *CartValidation) (ret graphql.Marshaler) {
@@ -21740,14 +21881,60 @@ func (ec *executionContext) _Customer_lifetimeValue(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Customer_lifetimeValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _Customer_salesCount(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_salesCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SalesCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Customer_salesCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Customer_lastPurchaseAt(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_lastPurchaseAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastPurchaseAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Customer_lastPurchaseAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _Customer_consentMarketingEmail(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
@@ -23006,14 +23193,14 @@ func (ec *executionContext) _CustomerScore_monetaryValue(ctx context.Context, fi
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_CustomerScore_monetaryValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CustomerScore", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("CustomerScore", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _CustomerScore_highValue(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerScore) (ret graphql.Marshaler) {
@@ -23194,14 +23381,14 @@ func (ec *executionContext) _EstimatedBenefit_amount(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_EstimatedBenefit_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EstimatedBenefit", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("EstimatedBenefit", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _EstimatedBenefit_discountAmount(ctx context.Context, field graphql.CollectedField, obj *EstimatedBenefit) (ret graphql.Marshaler) {
@@ -23217,14 +23404,14 @@ func (ec *executionContext) _EstimatedBenefit_discountAmount(ctx context.Context
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
-			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_EstimatedBenefit_discountAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EstimatedBenefit", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("EstimatedBenefit", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _EstimatedBenefit_cashbackAmount(ctx context.Context, field graphql.CollectedField, obj *EstimatedBenefit) (ret graphql.Marshaler) {
@@ -23240,14 +23427,14 @@ func (ec *executionContext) _EstimatedBenefit_cashbackAmount(ctx context.Context
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
-			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_EstimatedBenefit_cashbackAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EstimatedBenefit", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("EstimatedBenefit", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _EstimatedBenefit_creditAfterDays(ctx context.Context, field graphql.CollectedField, obj *EstimatedBenefit) (ret graphql.Marshaler) {
@@ -23814,14 +24001,14 @@ func (ec *executionContext) _IneligibleCampaign_missingAmount(ctx context.Contex
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
-			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_IneligibleCampaign_missingAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IneligibleCampaign", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("IneligibleCampaign", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _IneligibleCampaign_excludedBy(ctx context.Context, field graphql.CollectedField, obj *IneligibleCampaign) (ret graphql.Marshaler) {
@@ -23906,14 +24093,14 @@ func (ec *executionContext) _ItemBenefit_discountAmount(ctx context.Context, fie
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_ItemBenefit_discountAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemBenefit", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("ItemBenefit", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _ItemBenefit_cashbackAmount(ctx context.Context, field graphql.CollectedField, obj *ItemBenefit) (ret graphql.Marshaler) {
@@ -23929,14 +24116,14 @@ func (ec *executionContext) _ItemBenefit_cashbackAmount(ctx context.Context, fie
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_ItemBenefit_cashbackAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemBenefit", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("ItemBenefit", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _ItemBenefit_bonusPoints(ctx context.Context, field graphql.CollectedField, obj *ItemBenefit) (ret graphql.Marshaler) {
@@ -24008,7 +24195,7 @@ func (ec *executionContext) fieldContext_LevelCount_customers(_ context.Context,
 	return graphql.NewScalarFieldContext("LevelCount", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _LiftMeasure_treated(ctx context.Context, field graphql.CollectedField, obj *LiftMeasure) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiftMeasure_treated(ctx context.Context, field graphql.CollectedField, obj *experiment.Metric) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24031,7 +24218,7 @@ func (ec *executionContext) fieldContext_LiftMeasure_treated(_ context.Context, 
 	return graphql.NewScalarFieldContext("LiftMeasure", field, false, false, errors.New("field of type Decimal does not have child fields"))
 }
 
-func (ec *executionContext) _LiftMeasure_heldOut(ctx context.Context, field graphql.CollectedField, obj *LiftMeasure) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiftMeasure_heldOut(ctx context.Context, field graphql.CollectedField, obj *experiment.Metric) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24054,7 +24241,7 @@ func (ec *executionContext) fieldContext_LiftMeasure_heldOut(_ context.Context, 
 	return graphql.NewScalarFieldContext("LiftMeasure", field, false, false, errors.New("field of type Decimal does not have child fields"))
 }
 
-func (ec *executionContext) _LiftMeasure_difference(ctx context.Context, field graphql.CollectedField, obj *LiftMeasure) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiftMeasure_difference(ctx context.Context, field graphql.CollectedField, obj *experiment.Metric) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24077,7 +24264,7 @@ func (ec *executionContext) fieldContext_LiftMeasure_difference(_ context.Contex
 	return graphql.NewScalarFieldContext("LiftMeasure", field, false, false, errors.New("field of type Decimal does not have child fields"))
 }
 
-func (ec *executionContext) _LiftMeasure_low(ctx context.Context, field graphql.CollectedField, obj *LiftMeasure) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiftMeasure_low(ctx context.Context, field graphql.CollectedField, obj *experiment.Metric) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24100,7 +24287,7 @@ func (ec *executionContext) fieldContext_LiftMeasure_low(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("LiftMeasure", field, false, false, errors.New("field of type Decimal does not have child fields"))
 }
 
-func (ec *executionContext) _LiftMeasure_high(ctx context.Context, field graphql.CollectedField, obj *LiftMeasure) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiftMeasure_high(ctx context.Context, field graphql.CollectedField, obj *experiment.Metric) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24123,7 +24310,7 @@ func (ec *executionContext) fieldContext_LiftMeasure_high(_ context.Context, fie
 	return graphql.NewScalarFieldContext("LiftMeasure", field, false, false, errors.New("field of type Decimal does not have child fields"))
 }
 
-func (ec *executionContext) _LiftMeasure_significant(ctx context.Context, field graphql.CollectedField, obj *LiftMeasure) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiftMeasure_significant(ctx context.Context, field graphql.CollectedField, obj *experiment.Metric) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24144,6 +24331,144 @@ func (ec *executionContext) _LiftMeasure_significant(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_LiftMeasure_significant(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LiftMeasure", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _MoneyLiftMeasure_treated(ctx context.Context, field graphql.CollectedField, obj *experiment.Metric) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MoneyLiftMeasure_treated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Treated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MoneyLiftMeasure_treated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MoneyLiftMeasure", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _MoneyLiftMeasure_heldOut(ctx context.Context, field graphql.CollectedField, obj *experiment.Metric) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MoneyLiftMeasure_heldOut(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HeldOut, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MoneyLiftMeasure_heldOut(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MoneyLiftMeasure", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _MoneyLiftMeasure_difference(ctx context.Context, field graphql.CollectedField, obj *experiment.Metric) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MoneyLiftMeasure_difference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Difference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MoneyLiftMeasure_difference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MoneyLiftMeasure", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _MoneyLiftMeasure_low(ctx context.Context, field graphql.CollectedField, obj *experiment.Metric) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MoneyLiftMeasure_low(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Low, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MoneyLiftMeasure_low(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MoneyLiftMeasure", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _MoneyLiftMeasure_high(ctx context.Context, field graphql.CollectedField, obj *experiment.Metric) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MoneyLiftMeasure_high(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.High, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MoneyLiftMeasure_high(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MoneyLiftMeasure", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _MoneyLiftMeasure_significant(ctx context.Context, field graphql.CollectedField, obj *experiment.Metric) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MoneyLiftMeasure_significant(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Significant, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MoneyLiftMeasure_significant(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MoneyLiftMeasure", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Mutation_createCustomer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -26082,14 +26407,14 @@ func (ec *executionContext) _PointsEntry_amount(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
-			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_PointsEntry_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PointsEntry", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("PointsEntry", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _PointsEntry_expiresAt(ctx context.Context, field graphql.CollectedField, obj *ent.PointsEntry) (ret graphql.Marshaler) {
@@ -26582,14 +26907,14 @@ func (ec *executionContext) _PredictiveSegmentCount_minMonetaryValue(ctx context
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
-			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_PredictiveSegmentCount_minMonetaryValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PredictiveSegmentCount", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("PredictiveSegmentCount", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _Product_id(ctx context.Context, field graphql.CollectedField, obj *ent.Product) (ret graphql.Marshaler) {
@@ -28454,14 +28779,14 @@ func (ec *executionContext) _Redemption_amountPaid(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Redemption_amountPaid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _Redemption_discountAmount(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
@@ -28477,14 +28802,14 @@ func (ec *executionContext) _Redemption_discountAmount(ctx context.Context, fiel
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Redemption_discountAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _Redemption_cashbackAmount(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
@@ -28500,14 +28825,14 @@ func (ec *executionContext) _Redemption_cashbackAmount(ctx context.Context, fiel
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Redemption_cashbackAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _Redemption_bonusPoints(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
@@ -29152,14 +29477,14 @@ func (ec *executionContext) _Sale_amount(ctx context.Context, field graphql.Coll
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Sale_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _Sale_amountPayable(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
@@ -29175,14 +29500,14 @@ func (ec *executionContext) _Sale_amountPayable(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Sale_amountPayable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _Sale_discountAmount(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
@@ -29198,14 +29523,14 @@ func (ec *executionContext) _Sale_discountAmount(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Sale_discountAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _Sale_status(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
@@ -29313,14 +29638,14 @@ func (ec *executionContext) _Sale_returnedAmount(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Sale_returnedAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _Sale_pointsReversed(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
@@ -29903,14 +30228,14 @@ func (ec *executionContext) _SaleItem_discountAmount(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_SaleItem_discountAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SaleItem", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("SaleItem", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _SaleItem_returnedQuantity(ctx context.Context, field graphql.CollectedField, obj *ent.SaleItem) (ret graphql.Marshaler) {
@@ -30215,14 +30540,14 @@ func (ec *executionContext) _SalePayment_amount(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_SalePayment_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SalePayment", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("SalePayment", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _SalePayment_method(ctx context.Context, field graphql.CollectedField, obj *ent.SalePayment) (ret graphql.Marshaler) {
@@ -30592,14 +30917,14 @@ func (ec *executionContext) _SaleReturn_amount(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_SaleReturn_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SaleReturn", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("SaleReturn", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _SaleReturn_status(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturn) (ret graphql.Marshaler) {
@@ -31722,14 +32047,14 @@ func (ec *executionContext) _StoreDayPointsSpent_amount(ctx context.Context, fie
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_StoreDayPointsSpent_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("StoreDayPointsSpent", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("StoreDayPointsSpent", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _StoreDaySales_store(ctx context.Context, field graphql.CollectedField, obj *StoreDaySales) (ret graphql.Marshaler) {
@@ -31823,14 +32148,14 @@ func (ec *executionContext) _StoreDaySales_amount(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_StoreDaySales_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("StoreDaySales", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("StoreDaySales", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _StoreDaySales_discountAmount(ctx context.Context, field graphql.CollectedField, obj *StoreDaySales) (ret graphql.Marshaler) {
@@ -31846,14 +32171,14 @@ func (ec *executionContext) _StoreDaySales_discountAmount(ctx context.Context, f
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_StoreDaySales_discountAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("StoreDaySales", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("StoreDaySales", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _StoreDaySales_amountPayable(ctx context.Context, field graphql.CollectedField, obj *StoreDaySales) (ret graphql.Marshaler) {
@@ -31869,14 +32194,14 @@ func (ec *executionContext) _StoreDaySales_amountPayable(ctx context.Context, fi
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_StoreDaySales_amountPayable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("StoreDaySales", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("StoreDaySales", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _StoreEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.StoreEdge) (ret graphql.Marshaler) {
@@ -32248,14 +32573,14 @@ func (ec *executionContext) _Tenant_saleTolerance(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Tenant_saleTolerance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _Tenant_pointsPerReal(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
@@ -33061,14 +33386,14 @@ func (ec *executionContext) _TopCustomer_spend(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
-			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_TopCustomer_spend(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TopCustomer", field, false, false, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("TopCustomer", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _TopCustomer_sales(ctx context.Context, field graphql.CollectedField, obj *TopCustomer) (ret graphql.Marshaler) {
@@ -37934,56 +38259,56 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 			it.GiftSkuContainsFold = data
 		case "minSubtotal":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minSubtotal"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.MinSubtotal = data
 		case "minSubtotalNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minSubtotalNEQ"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.MinSubtotalNEQ = data
 		case "minSubtotalIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minSubtotalIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.MinSubtotalIn = data
 		case "minSubtotalNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minSubtotalNotIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.MinSubtotalNotIn = data
 		case "minSubtotalGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minSubtotalGT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.MinSubtotalGT = data
 		case "minSubtotalGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minSubtotalGTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.MinSubtotalGTE = data
 		case "minSubtotalLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minSubtotalLT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.MinSubtotalLT = data
 		case "minSubtotalLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minSubtotalLTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -38144,56 +38469,56 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 			it.LimitPerCustomerNotNil = data
 		case "budgetTotal":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotal"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetTotal = data
 		case "budgetTotalNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotalNEQ"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetTotalNEQ = data
 		case "budgetTotalIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotalIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetTotalIn = data
 		case "budgetTotalNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotalNotIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetTotalNotIn = data
 		case "budgetTotalGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotalGT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetTotalGT = data
 		case "budgetTotalGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotalGTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetTotalGTE = data
 		case "budgetTotalLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotalLT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetTotalLT = data
 		case "budgetTotalLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotalLTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -38214,56 +38539,56 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 			it.BudgetTotalNotNil = data
 		case "budgetPerStore":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStore"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetPerStore = data
 		case "budgetPerStoreNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStoreNEQ"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetPerStoreNEQ = data
 		case "budgetPerStoreIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStoreIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetPerStoreIn = data
 		case "budgetPerStoreNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStoreNotIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetPerStoreNotIn = data
 		case "budgetPerStoreGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStoreGT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetPerStoreGT = data
 		case "budgetPerStoreGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStoreGTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetPerStoreGTE = data
 		case "budgetPerStoreLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStoreLT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetPerStoreLT = data
 		case "budgetPerStoreLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStoreLTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -38326,56 +38651,56 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 			it.BudgetPeriodNotNil = data
 		case "budgetPerPeriod":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriod"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetPerPeriod = data
 		case "budgetPerPeriodNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriodNEQ"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetPerPeriodNEQ = data
 		case "budgetPerPeriodIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriodIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetPerPeriodIn = data
 		case "budgetPerPeriodNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriodNotIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetPerPeriodNotIn = data
 		case "budgetPerPeriodGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriodGT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetPerPeriodGT = data
 		case "budgetPerPeriodGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriodGTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetPerPeriodGTE = data
 		case "budgetPerPeriodLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriodLT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetPerPeriodLT = data
 		case "budgetPerPeriodLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriodLTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -38396,56 +38721,56 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 			it.BudgetPerPeriodNotNil = data
 		case "budgetSpent":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetSpent"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetSpent = data
 		case "budgetSpentNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetSpentNEQ"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetSpentNEQ = data
 		case "budgetSpentIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetSpentIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetSpentIn = data
 		case "budgetSpentNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetSpentNotIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetSpentNotIn = data
 		case "budgetSpentGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetSpentGT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetSpentGT = data
 		case "budgetSpentGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetSpentGTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetSpentGTE = data
 		case "budgetSpentLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetSpentLT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetSpentLT = data
 		case "budgetSpentLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetSpentLTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -40364,7 +40689,7 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 			it.GiftSku = data
 		case "minSubtotal":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minSubtotal"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -40406,14 +40731,14 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 			it.LimitTotal = data
 		case "budgetTotal":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotal"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.BudgetTotal = data
 		case "budgetPerStore":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStore"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -40427,7 +40752,7 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 			it.BudgetPeriod = data
 		case "budgetPerPeriod":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriod"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -40724,7 +41049,7 @@ func (ec *executionContext) unmarshalInputCreditPointsInput(ctx context.Context,
 			it.OrderID = data
 		case "amount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -41729,56 +42054,56 @@ func (ec *executionContext) unmarshalInputCustomerScoreWhereInput(ctx context.Co
 			it.RecencyDaysNotNil = data
 		case "monetaryValue":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monetaryValue"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.MonetaryValue = data
 		case "monetaryValueNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monetaryValueNEQ"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.MonetaryValueNEQ = data
 		case "monetaryValueIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monetaryValueIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.MonetaryValueIn = data
 		case "monetaryValueNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monetaryValueNotIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.MonetaryValueNotIn = data
 		case "monetaryValueGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monetaryValueGT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.MonetaryValueGT = data
 		case "monetaryValueGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monetaryValueGTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.MonetaryValueGTE = data
 		case "monetaryValueLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monetaryValueLT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.MonetaryValueLT = data
 		case "monetaryValueLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monetaryValueLTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -41827,7 +42152,7 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "levelGraceSince", "levelGraceSinceNEQ", "levelGraceSinceIn", "levelGraceSinceNotIn", "levelGraceSinceGT", "levelGraceSinceGTE", "levelGraceSinceLT", "levelGraceSinceLTE", "levelGraceSinceIsNil", "levelGraceSinceNotNil", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "pointsPending", "pointsPendingNEQ", "pointsPendingIn", "pointsPendingNotIn", "pointsPendingGT", "pointsPendingGTE", "pointsPendingLT", "pointsPendingLTE", "pointsDebt", "pointsDebtNEQ", "pointsDebtIn", "pointsDebtNotIn", "pointsDebtGT", "pointsDebtGTE", "pointsDebtLT", "pointsDebtLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "lifetimeValueCents", "lifetimeValueCentsNEQ", "lifetimeValueCentsIn", "lifetimeValueCentsNotIn", "lifetimeValueCentsGT", "lifetimeValueCentsGTE", "lifetimeValueCentsLT", "lifetimeValueCentsLTE", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "consentMarketingWhatsapp", "consentMarketingWhatsappNEQ", "consentDataSharing", "consentDataSharingNEQ", "erasedAt", "erasedAtNEQ", "erasedAtIn", "erasedAtNotIn", "erasedAtGT", "erasedAtGTE", "erasedAtLT", "erasedAtLTE", "erasedAtIsNil", "erasedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasRedemptions", "hasRedemptionsWith", "hasSales", "hasSalesWith", "hasConsentChanges", "hasConsentChangesWith", "hasScore", "hasScoreWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "levelGraceSince", "levelGraceSinceNEQ", "levelGraceSinceIn", "levelGraceSinceNotIn", "levelGraceSinceGT", "levelGraceSinceGTE", "levelGraceSinceLT", "levelGraceSinceLTE", "levelGraceSinceIsNil", "levelGraceSinceNotNil", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "pointsPending", "pointsPendingNEQ", "pointsPendingIn", "pointsPendingNotIn", "pointsPendingGT", "pointsPendingGTE", "pointsPendingLT", "pointsPendingLTE", "pointsDebt", "pointsDebtNEQ", "pointsDebtIn", "pointsDebtNotIn", "pointsDebtGT", "pointsDebtGTE", "pointsDebtLT", "pointsDebtLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "lifetimeValueCents", "lifetimeValueCentsNEQ", "lifetimeValueCentsIn", "lifetimeValueCentsNotIn", "lifetimeValueCentsGT", "lifetimeValueCentsGTE", "lifetimeValueCentsLT", "lifetimeValueCentsLTE", "salesCount", "salesCountNEQ", "salesCountIn", "salesCountNotIn", "salesCountGT", "salesCountGTE", "salesCountLT", "salesCountLTE", "lastPurchaseAt", "lastPurchaseAtNEQ", "lastPurchaseAtIn", "lastPurchaseAtNotIn", "lastPurchaseAtGT", "lastPurchaseAtGTE", "lastPurchaseAtLT", "lastPurchaseAtLTE", "lastPurchaseAtIsNil", "lastPurchaseAtNotNil", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "consentMarketingWhatsapp", "consentMarketingWhatsappNEQ", "consentDataSharing", "consentDataSharingNEQ", "erasedAt", "erasedAtNEQ", "erasedAtIn", "erasedAtNotIn", "erasedAtGT", "erasedAtGTE", "erasedAtLT", "erasedAtLTE", "erasedAtIsNil", "erasedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasRedemptions", "hasRedemptionsWith", "hasSales", "hasSalesWith", "hasConsentChanges", "hasConsentChangesWith", "hasScore", "hasScoreWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -43397,56 +43722,56 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 			it.PointsDebtLTE = data
 		case "lifetimeValue":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lifetimeValue"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.LifetimeValue = data
 		case "lifetimeValueNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lifetimeValueNEQ"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.LifetimeValueNEQ = data
 		case "lifetimeValueIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lifetimeValueIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.LifetimeValueIn = data
 		case "lifetimeValueNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lifetimeValueNotIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.LifetimeValueNotIn = data
 		case "lifetimeValueGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lifetimeValueGT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.LifetimeValueGT = data
 		case "lifetimeValueGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lifetimeValueGTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.LifetimeValueGTE = data
 		case "lifetimeValueLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lifetimeValueLT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.LifetimeValueLT = data
 		case "lifetimeValueLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lifetimeValueLTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -43507,6 +43832,132 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 				return it, err
 			}
 			it.LifetimeValueCentsLTE = data
+		case "salesCount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("salesCount"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SalesCount = data
+		case "salesCountNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("salesCountNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SalesCountNEQ = data
+		case "salesCountIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("salesCountIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SalesCountIn = data
+		case "salesCountNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("salesCountNotIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SalesCountNotIn = data
+		case "salesCountGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("salesCountGT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SalesCountGT = data
+		case "salesCountGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("salesCountGTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SalesCountGTE = data
+		case "salesCountLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("salesCountLT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SalesCountLT = data
+		case "salesCountLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("salesCountLTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SalesCountLTE = data
+		case "lastPurchaseAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAt = data
+		case "lastPurchaseAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAtNEQ = data
+		case "lastPurchaseAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAtIn = data
+		case "lastPurchaseAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAtNotIn = data
+		case "lastPurchaseAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAtGT = data
+		case "lastPurchaseAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAtGTE = data
+		case "lastPurchaseAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAtLT = data
+		case "lastPurchaseAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAtLTE = data
+		case "lastPurchaseAtIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAtIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAtIsNil = data
+		case "lastPurchaseAtNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastPurchaseAtNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastPurchaseAtNotNil = data
 		case "consentMarketingEmail":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("consentMarketingEmail"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -45349,56 +45800,56 @@ func (ec *executionContext) unmarshalInputPointsEntryWhereInput(ctx context.Cont
 			it.ReasonContainsFold = data
 		case "amount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Amount = data
 		case "amountNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountNEQ"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountNEQ = data
 		case "amountIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountIn = data
 		case "amountNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountNotIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountNotIn = data
 		case "amountGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountGT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountGT = data
 		case "amountGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountGTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountGTE = data
 		case "amountLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountLT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountLT = data
 		case "amountLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountLTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -46453,7 +46904,7 @@ func (ec *executionContext) unmarshalInputRedeemCampaignInput(ctx context.Contex
 			it.ValidationToken = data
 		case "amountPaid":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPaid"))
-			data, err := ec.unmarshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -47154,168 +47605,168 @@ func (ec *executionContext) unmarshalInputRedemptionWhereInput(ctx context.Conte
 			it.OverLimitNEQ = data
 		case "amountPaid":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPaid"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountPaid = data
 		case "amountPaidNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPaidNEQ"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountPaidNEQ = data
 		case "amountPaidIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPaidIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountPaidIn = data
 		case "amountPaidNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPaidNotIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountPaidNotIn = data
 		case "amountPaidGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPaidGT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountPaidGT = data
 		case "amountPaidGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPaidGTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountPaidGTE = data
 		case "amountPaidLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPaidLT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountPaidLT = data
 		case "amountPaidLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPaidLTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountPaidLTE = data
 		case "discountAmount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmount"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmount = data
 		case "discountAmountNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountNEQ"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmountNEQ = data
 		case "discountAmountIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmountIn = data
 		case "discountAmountNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountNotIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmountNotIn = data
 		case "discountAmountGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountGT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmountGT = data
 		case "discountAmountGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountGTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmountGTE = data
 		case "discountAmountLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountLT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmountLT = data
 		case "discountAmountLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountLTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmountLTE = data
 		case "cashbackAmount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackAmount"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.CashbackAmount = data
 		case "cashbackAmountNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackAmountNEQ"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.CashbackAmountNEQ = data
 		case "cashbackAmountIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackAmountIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.CashbackAmountIn = data
 		case "cashbackAmountNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackAmountNotIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.CashbackAmountNotIn = data
 		case "cashbackAmountGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackAmountGT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.CashbackAmountGT = data
 		case "cashbackAmountGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackAmountGTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.CashbackAmountGTE = data
 		case "cashbackAmountLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackAmountLT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.CashbackAmountLT = data
 		case "cashbackAmountLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackAmountLTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -47835,7 +48286,7 @@ func (ec *executionContext) unmarshalInputReversePointsInput(ctx context.Context
 			it.ReversalID = data
 		case "amount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -48530,56 +48981,56 @@ func (ec *executionContext) unmarshalInputSaleItemWhereInput(ctx context.Context
 			it.QuantityLTE = data
 		case "discountAmount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmount"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmount = data
 		case "discountAmountNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountNEQ"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmountNEQ = data
 		case "discountAmountIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmountIn = data
 		case "discountAmountNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountNotIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmountNotIn = data
 		case "discountAmountGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountGT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmountGT = data
 		case "discountAmountGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountGTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmountGTE = data
 		case "discountAmountLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountLT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmountLT = data
 		case "discountAmountLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountLTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -49084,56 +49535,56 @@ func (ec *executionContext) unmarshalInputSalePaymentWhereInput(ctx context.Cont
 			it.PaymentIDContainsFold = data
 		case "amount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Amount = data
 		case "amountNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountNEQ"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountNEQ = data
 		case "amountIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountIn = data
 		case "amountNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountNotIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountNotIn = data
 		case "amountGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountGT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountGT = data
 		case "amountGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountGTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountGTE = data
 		case "amountLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountLT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountLT = data
 		case "amountLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountLTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -50338,56 +50789,56 @@ func (ec *executionContext) unmarshalInputSaleReturnWhereInput(ctx context.Conte
 			it.ReasonContainsFold = data
 		case "amount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Amount = data
 		case "amountNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountNEQ"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountNEQ = data
 		case "amountIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountIn = data
 		case "amountNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountNotIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountNotIn = data
 		case "amountGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountGT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountGT = data
 		case "amountGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountGTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountGTE = data
 		case "amountLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountLT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountLT = data
 		case "amountLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountLTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -51572,168 +52023,168 @@ func (ec *executionContext) unmarshalInputSaleWhereInput(ctx context.Context, ob
 			it.SoldAtLTE = data
 		case "amount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Amount = data
 		case "amountNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountNEQ"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountNEQ = data
 		case "amountIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountIn = data
 		case "amountNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountNotIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountNotIn = data
 		case "amountGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountGT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountGT = data
 		case "amountGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountGTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountGTE = data
 		case "amountLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountLT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountLT = data
 		case "amountLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountLTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountLTE = data
 		case "amountPayable":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPayable"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountPayable = data
 		case "amountPayableNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPayableNEQ"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountPayableNEQ = data
 		case "amountPayableIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPayableIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountPayableIn = data
 		case "amountPayableNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPayableNotIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountPayableNotIn = data
 		case "amountPayableGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPayableGT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountPayableGT = data
 		case "amountPayableGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPayableGTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountPayableGTE = data
 		case "amountPayableLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPayableLT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountPayableLT = data
 		case "amountPayableLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPayableLTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.AmountPayableLTE = data
 		case "discountAmount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmount"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmount = data
 		case "discountAmountNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountNEQ"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmountNEQ = data
 		case "discountAmountIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmountIn = data
 		case "discountAmountNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountNotIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmountNotIn = data
 		case "discountAmountGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountGT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmountGT = data
 		case "discountAmountGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountGTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmountGTE = data
 		case "discountAmountLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountLT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.DiscountAmountLT = data
 		case "discountAmountLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountLTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -51999,56 +52450,56 @@ func (ec *executionContext) unmarshalInputSaleWhereInput(ctx context.Context, ob
 			it.ProcessedAtNotNil = data
 		case "returnedAmount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAmount"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.ReturnedAmount = data
 		case "returnedAmountNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAmountNEQ"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.ReturnedAmountNEQ = data
 		case "returnedAmountIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAmountIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.ReturnedAmountIn = data
 		case "returnedAmountNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAmountNotIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.ReturnedAmountNotIn = data
 		case "returnedAmountGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAmountGT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.ReturnedAmountGT = data
 		case "returnedAmountGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAmountGTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.ReturnedAmountGTE = data
 		case "returnedAmountLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAmountLT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.ReturnedAmountLT = data
 		case "returnedAmountLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAmountLTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -53584,7 +54035,7 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 			it.SaleRegistration = data
 		case "saleTolerance":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleTolerance"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -54097,56 +54548,56 @@ func (ec *executionContext) unmarshalInputTenantWhereInput(ctx context.Context, 
 			it.SaleRegistrationNEQ = data
 		case "saleTolerance":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleTolerance"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.SaleTolerance = data
 		case "saleToleranceNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleToleranceNEQ"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.SaleToleranceNEQ = data
 		case "saleToleranceIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleToleranceIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.SaleToleranceIn = data
 		case "saleToleranceNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleToleranceNotIn"))
-			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.SaleToleranceNotIn = data
 		case "saleToleranceGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleToleranceGT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.SaleToleranceGT = data
 		case "saleToleranceGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleToleranceGTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.SaleToleranceGTE = data
 		case "saleToleranceLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleToleranceLT"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.SaleToleranceLT = data
 		case "saleToleranceLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleToleranceLTE"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -55850,7 +56301,7 @@ func (ec *executionContext) unmarshalInputValidateCartInput(ctx context.Context,
 			it.Channel = data
 		case "subtotal":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subtotal"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -60294,6 +60745,16 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "salesCount":
+			out.Values[i] = ec._Customer_salesCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastPurchaseAt":
+			out.Values[i] = ec._Customer_lastPurchaseAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "consentMarketingEmail":
 			out.Values[i] = ec._Customer_consentMarketingEmail(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -61582,7 +62043,7 @@ func (ec *executionContext) _LevelCount(ctx context.Context, sel ast.SelectionSe
 
 var liftMeasureImplementors = []string{"LiftMeasure"}
 
-func (ec *executionContext) _LiftMeasure(ctx context.Context, sel ast.SelectionSet, obj *LiftMeasure) graphql.Marshaler {
+func (ec *executionContext) _LiftMeasure(ctx context.Context, sel ast.SelectionSet, obj *experiment.Metric) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, liftMeasureImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -61619,6 +62080,69 @@ func (ec *executionContext) _LiftMeasure(ctx context.Context, sel ast.SelectionS
 			}
 		case "significant":
 			out.Values[i] = ec._LiftMeasure_significant(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var moneyLiftMeasureImplementors = []string{"MoneyLiftMeasure"}
+
+func (ec *executionContext) _MoneyLiftMeasure(ctx context.Context, sel ast.SelectionSet, obj *experiment.Metric) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, moneyLiftMeasureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MoneyLiftMeasure")
+		case "treated":
+			out.Values[i] = ec._MoneyLiftMeasure_treated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "heldOut":
+			out.Values[i] = ec._MoneyLiftMeasure_heldOut(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "difference":
+			out.Values[i] = ec._MoneyLiftMeasure_difference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "low":
+			out.Values[i] = ec._MoneyLiftMeasure_low(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "high":
+			out.Values[i] = ec._MoneyLiftMeasure_high(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "significant":
+			out.Values[i] = ec._MoneyLiftMeasure_significant(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -67646,7 +68170,7 @@ func (ec *executionContext) unmarshalNLevelShareInput2ᚖgithubᚗcomᚋfideliza
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNLiftMeasure2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLiftMeasure(ctx context.Context, sel ast.SelectionSet, v *LiftMeasure) graphql.Marshaler {
+func (ec *executionContext) marshalNLiftMeasure2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋdomainᚋexperimentᚐMetric(ctx context.Context, sel ast.SelectionSet, v *experiment.Metric) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -67686,6 +68210,32 @@ func (ec *executionContext) marshalNMap2map(ctx context.Context, sel ast.Selecti
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx context.Context, v any) (decimal.Decimal, error) {
+	res, err := scalar.UnmarshalMoney(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx context.Context, sel ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+	_ = sel
+	res := scalar.MarshalMoney(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNMoneyLiftMeasure2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋdomainᚋexperimentᚐMetric(ctx context.Context, sel ast.SelectionSet, v *experiment.Metric) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MoneyLiftMeasure(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐNoder(ctx context.Context, sel ast.SelectionSet, v []ent.Noder) graphql.Marshaler {
@@ -68370,13 +68920,13 @@ func (ec *executionContext) unmarshalNTenantWhereInput2ᚖgithubᚗcomᚋfideliz
 }
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
-	res, err := graphql.UnmarshalTime(v)
+	res, err := scalar.UnmarshalTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel ast.SelectionSet, v time.Time) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalTime(v)
+	res := scalar.MarshalTime(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -70189,6 +70739,59 @@ func (ec *executionContext) marshalOMap2map(ctx context.Context, sel ast.Selecti
 	return res
 }
 
+func (ec *executionContext) unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx context.Context, v any) ([]decimal.Decimal, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]decimal.Decimal, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx context.Context, sel ast.SelectionSet, v []decimal.Decimal) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx context.Context, v any) (*decimal.Decimal, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := scalar.UnmarshalMoney(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx context.Context, sel ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := scalar.MarshalMoney(*v)
+	return res
+}
+
 func (ec *executionContext) marshalONode2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚐNoder(ctx context.Context, sel ast.SelectionSet, v ent.Noder) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -71218,7 +71821,7 @@ func (ec *executionContext) unmarshalOTime2ᚖtimeᚐTime(ctx context.Context, v
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalTime(v)
+	res, err := scalar.UnmarshalTime(v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -71228,7 +71831,7 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalTime(*v)
+	res := scalar.MarshalTime(*v)
 	return res
 }
 

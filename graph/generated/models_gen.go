@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/fideliza/fideliza/domain/experiment"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
@@ -78,11 +79,11 @@ type CampaignLift struct {
 	// Held-out customers with a sale in the period.
 	HeldOutBuyers int `json:"heldOutBuyers"`
 	// The share of customers who bought, 0 to 1 (6 decimal places).
-	BuyerShare *LiftMeasure `json:"buyerShare"`
+	BuyerShare *experiment.Metric `json:"buyerShare"`
 	// Revenue per customer, in R$.
-	RevenuePerCustomer *LiftMeasure `json:"revenuePerCustomer"`
+	RevenuePerCustomer *experiment.Metric `json:"revenuePerCustomer"`
 	// Revenue per customer who bought, in R$.
-	RevenuePerBuyer *LiftMeasure `json:"revenuePerBuyer"`
+	RevenuePerBuyer *experiment.Metric `json:"revenuePerBuyer"`
 	// The discounts and cashback the campaign gave in the period, in R$ (as performance counts them).
 	Discounts decimal.Decimal `json:"discounts"`
 	// revenuePerCustomer's difference times the treated customers: what they bought beyond what they would have without the campaign, in R$.
@@ -119,7 +120,7 @@ type CartItemInput struct {
 	Brand *string `json:"brand,omitempty"`
 	// Quantity, above 0; may be fractional (kg).
 	Quantity decimal.Decimal `json:"quantity"`
-	// Unit price in R$, not negative.
+	// Unit price in R$, not negative, exact: it may hold fractions of a cent (fuel by the litre).
 	UnitPrice decimal.Decimal `json:"unitPrice"`
 }
 
@@ -431,23 +432,6 @@ type LevelShareInput struct {
 	Share *decimal.Decimal `json:"share,omitempty"`
 }
 
-// One measure of a campaign's experiment: the mean of its treated customers and of its held-out ones, their
-// difference (treated less held out) and the difference's 95% confidence interval by Welch's t.
-type LiftMeasure struct {
-	// The treated customers' mean.
-	Treated decimal.Decimal `json:"treated"`
-	// The held-out customers' mean.
-	HeldOut decimal.Decimal `json:"heldOut"`
-	// treated less heldOut.
-	Difference decimal.Decimal `json:"difference"`
-	// The interval's low end; null when a group has fewer than two customers (two buyers, per buyer).
-	Low *decimal.Decimal `json:"low,omitempty"`
-	// The interval's high end; null as low.
-	High *decimal.Decimal `json:"high,omitempty"`
-	// True when the interval excludes 0: the campaign changed the measure, at 95% confidence.
-	Significant bool `json:"significant"`
-}
-
 // The customers of one loyalty level and the points they hold.
 type PointsByLevel struct {
 	// The loyalty level.
@@ -631,7 +615,7 @@ type TenantSettingsInput struct {
 	PointsPendingDays *int `json:"pointsPendingDays,omitempty"`
 	// Days a customer keeps a level after the points earned in 12 months fall below its threshold, 0 (drops at once) to 365; customer.level_will_downgrade announces the drop.
 	LevelGraceDays *int `json:"levelGraceDays,omitempty"`
-	// Value in R$ of one point spent as money at the till or at checkout, above 0 and at most 1000 (0.01: 100 points pay R$ 1.00).
+	// Value in R$ of one point spent as money at the till or at checkout, above 0 and at most 1000 (0.01: 100 points pay R$ 1.00), exact: it may be a fraction of a cent (0.005).
 	PointsValue *decimal.Decimal `json:"pointsValue,omitempty"`
 	// The fewest points a customer may spend at once, 0 (any) to 1000000.
 	PointsSpendMin *int `json:"pointsSpendMin,omitempty"`

@@ -19,11 +19,13 @@ export type Scalars = {
    * https://relay.dev/graphql/connections.htm#sec-Cursor
    */
   Cursor: { input: string; output: string; }
-  /** An exact decimal number rendered as a string without trailing zeros, such as "12.5"; accepted as a string or a number. Money is in R$. */
+  /** An exact decimal number rendered as a string without trailing zeros, such as "12.5"; accepted as a string or a number. Rates, shares, quantities, and the few amounts in R$ whose field says they are exact to fractions of a cent. */
   Decimal: { input: string; output: string; }
   /** A JSON object, such as the data of an event. */
   Map: { input: Record<string, unknown>; output: Record<string, unknown>; }
-  /** An instant in ISO 8601 (RFC 3339) with its offset, such as "2026-03-01T12:00:00Z". */
+  /** An amount in R$, rendered as a string with exactly two decimal places, such as "882.80" or "-12.00", rounded half away from zero ("911.005" is "911.01", "-0.005" is "-0.01"); accepted as a string or a number of at most two decimal places ("12.5", "12.50", 12.5). */
+  Money: { input: string; output: string; }
+  /** An instant in ISO 8601 (RFC 3339) with its offset, such as "2026-03-01T12:00:00Z"; any offset is accepted, and read as the same instant in UTC. */
   Time: { input: string; output: string; }
 };
 
@@ -338,26 +340,26 @@ export type CampaignType =
 export type CampaignWhereInput = {
   and?: InputMaybe<Array<CampaignWhereInput>>;
   /** budget_per_period field predicates */
-  budgetPerPeriod?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetPerPeriodGT?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetPerPeriodGTE?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetPerPeriodIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  budgetPerPeriod?: InputMaybe<Scalars['Money']['input']>;
+  budgetPerPeriodGT?: InputMaybe<Scalars['Money']['input']>;
+  budgetPerPeriodGTE?: InputMaybe<Scalars['Money']['input']>;
+  budgetPerPeriodIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   budgetPerPeriodIsNil?: InputMaybe<Scalars['Boolean']['input']>;
-  budgetPerPeriodLT?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetPerPeriodLTE?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetPerPeriodNEQ?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetPerPeriodNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  budgetPerPeriodLT?: InputMaybe<Scalars['Money']['input']>;
+  budgetPerPeriodLTE?: InputMaybe<Scalars['Money']['input']>;
+  budgetPerPeriodNEQ?: InputMaybe<Scalars['Money']['input']>;
+  budgetPerPeriodNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   budgetPerPeriodNotNil?: InputMaybe<Scalars['Boolean']['input']>;
   /** budget_per_store field predicates */
-  budgetPerStore?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetPerStoreGT?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetPerStoreGTE?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetPerStoreIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  budgetPerStore?: InputMaybe<Scalars['Money']['input']>;
+  budgetPerStoreGT?: InputMaybe<Scalars['Money']['input']>;
+  budgetPerStoreGTE?: InputMaybe<Scalars['Money']['input']>;
+  budgetPerStoreIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   budgetPerStoreIsNil?: InputMaybe<Scalars['Boolean']['input']>;
-  budgetPerStoreLT?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetPerStoreLTE?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetPerStoreNEQ?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetPerStoreNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  budgetPerStoreLT?: InputMaybe<Scalars['Money']['input']>;
+  budgetPerStoreLTE?: InputMaybe<Scalars['Money']['input']>;
+  budgetPerStoreNEQ?: InputMaybe<Scalars['Money']['input']>;
+  budgetPerStoreNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   budgetPerStoreNotNil?: InputMaybe<Scalars['Boolean']['input']>;
   /** budget_period field predicates */
   budgetPeriod?: InputMaybe<CampaignBudgetPeriod>;
@@ -367,26 +369,26 @@ export type CampaignWhereInput = {
   budgetPeriodNotIn?: InputMaybe<Array<CampaignBudgetPeriod>>;
   budgetPeriodNotNil?: InputMaybe<Scalars['Boolean']['input']>;
   /** budget_spent field predicates */
-  budgetSpent?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetSpentGT?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetSpentGTE?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetSpentIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  budgetSpent?: InputMaybe<Scalars['Money']['input']>;
+  budgetSpentGT?: InputMaybe<Scalars['Money']['input']>;
+  budgetSpentGTE?: InputMaybe<Scalars['Money']['input']>;
+  budgetSpentIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   budgetSpentIsNil?: InputMaybe<Scalars['Boolean']['input']>;
-  budgetSpentLT?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetSpentLTE?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetSpentNEQ?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetSpentNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  budgetSpentLT?: InputMaybe<Scalars['Money']['input']>;
+  budgetSpentLTE?: InputMaybe<Scalars['Money']['input']>;
+  budgetSpentNEQ?: InputMaybe<Scalars['Money']['input']>;
+  budgetSpentNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   budgetSpentNotNil?: InputMaybe<Scalars['Boolean']['input']>;
   /** budget_total field predicates */
-  budgetTotal?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetTotalGT?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetTotalGTE?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetTotalIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  budgetTotal?: InputMaybe<Scalars['Money']['input']>;
+  budgetTotalGT?: InputMaybe<Scalars['Money']['input']>;
+  budgetTotalGTE?: InputMaybe<Scalars['Money']['input']>;
+  budgetTotalIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   budgetTotalIsNil?: InputMaybe<Scalars['Boolean']['input']>;
-  budgetTotalLT?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetTotalLTE?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetTotalNEQ?: InputMaybe<Scalars['Decimal']['input']>;
-  budgetTotalNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  budgetTotalLT?: InputMaybe<Scalars['Money']['input']>;
+  budgetTotalLTE?: InputMaybe<Scalars['Money']['input']>;
+  budgetTotalNEQ?: InputMaybe<Scalars['Money']['input']>;
+  budgetTotalNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   budgetTotalNotNil?: InputMaybe<Scalars['Boolean']['input']>;
   /** created_at field predicates */
   createdAt?: InputMaybe<Scalars['Time']['input']>;
@@ -517,15 +519,15 @@ export type CampaignWhereInput = {
   limitTotalNotIn?: InputMaybe<Array<Scalars['Int']['input']>>;
   limitTotalNotNil?: InputMaybe<Scalars['Boolean']['input']>;
   /** min_subtotal field predicates */
-  minSubtotal?: InputMaybe<Scalars['Decimal']['input']>;
-  minSubtotalGT?: InputMaybe<Scalars['Decimal']['input']>;
-  minSubtotalGTE?: InputMaybe<Scalars['Decimal']['input']>;
-  minSubtotalIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  minSubtotal?: InputMaybe<Scalars['Money']['input']>;
+  minSubtotalGT?: InputMaybe<Scalars['Money']['input']>;
+  minSubtotalGTE?: InputMaybe<Scalars['Money']['input']>;
+  minSubtotalIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   minSubtotalIsNil?: InputMaybe<Scalars['Boolean']['input']>;
-  minSubtotalLT?: InputMaybe<Scalars['Decimal']['input']>;
-  minSubtotalLTE?: InputMaybe<Scalars['Decimal']['input']>;
-  minSubtotalNEQ?: InputMaybe<Scalars['Decimal']['input']>;
-  minSubtotalNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  minSubtotalLT?: InputMaybe<Scalars['Money']['input']>;
+  minSubtotalLTE?: InputMaybe<Scalars['Money']['input']>;
+  minSubtotalNEQ?: InputMaybe<Scalars['Money']['input']>;
+  minSubtotalNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   minSubtotalNotNil?: InputMaybe<Scalars['Boolean']['input']>;
   /** multiplier field predicates */
   multiplier?: InputMaybe<Scalars['Decimal']['input']>;
@@ -661,7 +663,7 @@ export type CartItemInput = {
   quantity: Scalars['Decimal']['input'];
   /** The item's SKU; sku or gtin is required. */
   sku?: InputMaybe<Scalars['String']['input']>;
-  /** Unit price in R$, not negative. */
+  /** Unit price in R$, not negative, exact: it may hold fractions of a cent (fuel by the litre). */
   unitPrice: Scalars['Decimal']['input'];
 };
 
@@ -933,13 +935,13 @@ export type CreateApiClientInput = {
 /** A new campaign; its status follows from its dates. */
 export type CreateCampaignInput = {
   /** Budget: the R$ the campaign may give in each budgetPeriod. */
-  budgetPerPeriod?: InputMaybe<Scalars['Decimal']['input']>;
+  budgetPerPeriod?: InputMaybe<Scalars['Money']['input']>;
   /** Budget: the R$ each store may give. */
-  budgetPerStore?: InputMaybe<Scalars['Decimal']['input']>;
+  budgetPerStore?: InputMaybe<Scalars['Money']['input']>;
   /** Budget: the period of budgetPerPeriod (day, week from Monday, month; the tenant's time zone). */
   budgetPeriod?: InputMaybe<CampaignBudgetPeriod>;
   /** Budget: the R$ the campaign may give in all, in discounts and cashback (discount and cashback campaigns). */
-  budgetTotal?: InputMaybe<Scalars['Decimal']['input']>;
+  budgetTotal?: InputMaybe<Scalars['Money']['input']>;
   /** Channels such as pdv, ecommerce, app; absent means every channel. */
   channels?: InputMaybe<Array<Scalars['String']['input']>>;
   /** Cashback: days until the credit; 0 means at once. */
@@ -967,7 +969,7 @@ export type CreateCampaignInput = {
   /** Most redemptions in all, at least 1; absent means no limit. */
   limitTotal?: InputMaybe<Scalars['Int']['input']>;
   /** Smallest cart subtotal in R$ that qualifies; absent means no minimum. */
-  minSubtotal?: InputMaybe<Scalars['Decimal']['input']>;
+  minSubtotal?: InputMaybe<Scalars['Money']['input']>;
   /** Bonus points: the multiplier, above 1. */
   multiplier?: InputMaybe<Scalars['Decimal']['input']>;
   /** The campaign's name, at most 200 characters. */
@@ -1052,7 +1054,7 @@ export type CreditPointsInput = {
    * Order value in R$ (at most 2 decimal places); earns points at the tenant's rate.
    * With neither amount nor points, the amount paid recorded by the order's redemption is used.
    */
-  amount?: InputMaybe<Scalars['Decimal']['input']>;
+  amount?: InputMaybe<Scalars['Money']['input']>;
   /** The customer to credit. */
   customerID: Scalars['ID']['input'];
   /** The order's id in your system, at most 128 characters; each order is credited once. */
@@ -1114,10 +1116,12 @@ export type CustomerOrder = {
 /** Properties by which Customer connections can be ordered. */
 export type CustomerOrderField =
   | 'CREATED_AT'
+  | 'LAST_PURCHASE_AT'
   | 'LEVEL'
   | 'LIFETIME_VALUE'
   | 'NAME'
   | 'POINTS_BALANCE'
+  | 'SALES_COUNT'
   | 'UPDATED_AT';
 
 /** Registration status of a customer at the point of sale. */
@@ -1217,14 +1221,14 @@ export type CustomerScoreWhereInput = {
   modelFittedAtNotIn?: InputMaybe<Array<Scalars['Time']['input']>>;
   modelFittedAtNotNil?: InputMaybe<Scalars['Boolean']['input']>;
   /** monetary_value field predicates */
-  monetaryValue?: InputMaybe<Scalars['Decimal']['input']>;
-  monetaryValueGT?: InputMaybe<Scalars['Decimal']['input']>;
-  monetaryValueGTE?: InputMaybe<Scalars['Decimal']['input']>;
-  monetaryValueIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
-  monetaryValueLT?: InputMaybe<Scalars['Decimal']['input']>;
-  monetaryValueLTE?: InputMaybe<Scalars['Decimal']['input']>;
-  monetaryValueNEQ?: InputMaybe<Scalars['Decimal']['input']>;
-  monetaryValueNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  monetaryValue?: InputMaybe<Scalars['Money']['input']>;
+  monetaryValueGT?: InputMaybe<Scalars['Money']['input']>;
+  monetaryValueGTE?: InputMaybe<Scalars['Money']['input']>;
+  monetaryValueIn?: InputMaybe<Array<Scalars['Money']['input']>>;
+  monetaryValueLT?: InputMaybe<Scalars['Money']['input']>;
+  monetaryValueLTE?: InputMaybe<Scalars['Money']['input']>;
+  monetaryValueNEQ?: InputMaybe<Scalars['Money']['input']>;
+  monetaryValueNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   not?: InputMaybe<CustomerScoreWhereInput>;
   or?: InputMaybe<Array<CustomerScoreWhereInput>>;
   /** p_alive field predicates */
@@ -1495,6 +1499,17 @@ export type CustomerWhereInput = {
   idLTE?: InputMaybe<Scalars['ID']['input']>;
   idNEQ?: InputMaybe<Scalars['ID']['input']>;
   idNotIn?: InputMaybe<Array<Scalars['ID']['input']>>;
+  /** last_purchase_at field predicates */
+  lastPurchaseAt?: InputMaybe<Scalars['Time']['input']>;
+  lastPurchaseAtGT?: InputMaybe<Scalars['Time']['input']>;
+  lastPurchaseAtGTE?: InputMaybe<Scalars['Time']['input']>;
+  lastPurchaseAtIn?: InputMaybe<Array<Scalars['Time']['input']>>;
+  lastPurchaseAtIsNil?: InputMaybe<Scalars['Boolean']['input']>;
+  lastPurchaseAtLT?: InputMaybe<Scalars['Time']['input']>;
+  lastPurchaseAtLTE?: InputMaybe<Scalars['Time']['input']>;
+  lastPurchaseAtNEQ?: InputMaybe<Scalars['Time']['input']>;
+  lastPurchaseAtNotIn?: InputMaybe<Array<Scalars['Time']['input']>>;
+  lastPurchaseAtNotNil?: InputMaybe<Scalars['Boolean']['input']>;
   /** level field predicates */
   level?: InputMaybe<CustomerLevel>;
   /** level_grace_since field predicates */
@@ -1512,7 +1527,7 @@ export type CustomerWhereInput = {
   levelNEQ?: InputMaybe<CustomerLevel>;
   levelNotIn?: InputMaybe<Array<CustomerLevel>>;
   /** lifetime_value field predicates */
-  lifetimeValue?: InputMaybe<Scalars['Decimal']['input']>;
+  lifetimeValue?: InputMaybe<Scalars['Money']['input']>;
   /** lifetime_value_cents field predicates */
   lifetimeValueCents?: InputMaybe<Scalars['Int']['input']>;
   lifetimeValueCentsGT?: InputMaybe<Scalars['Int']['input']>;
@@ -1522,13 +1537,13 @@ export type CustomerWhereInput = {
   lifetimeValueCentsLTE?: InputMaybe<Scalars['Int']['input']>;
   lifetimeValueCentsNEQ?: InputMaybe<Scalars['Int']['input']>;
   lifetimeValueCentsNotIn?: InputMaybe<Array<Scalars['Int']['input']>>;
-  lifetimeValueGT?: InputMaybe<Scalars['Decimal']['input']>;
-  lifetimeValueGTE?: InputMaybe<Scalars['Decimal']['input']>;
-  lifetimeValueIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
-  lifetimeValueLT?: InputMaybe<Scalars['Decimal']['input']>;
-  lifetimeValueLTE?: InputMaybe<Scalars['Decimal']['input']>;
-  lifetimeValueNEQ?: InputMaybe<Scalars['Decimal']['input']>;
-  lifetimeValueNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  lifetimeValueGT?: InputMaybe<Scalars['Money']['input']>;
+  lifetimeValueGTE?: InputMaybe<Scalars['Money']['input']>;
+  lifetimeValueIn?: InputMaybe<Array<Scalars['Money']['input']>>;
+  lifetimeValueLT?: InputMaybe<Scalars['Money']['input']>;
+  lifetimeValueLTE?: InputMaybe<Scalars['Money']['input']>;
+  lifetimeValueNEQ?: InputMaybe<Scalars['Money']['input']>;
+  lifetimeValueNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   /** name field predicates */
   name?: InputMaybe<Scalars['String']['input']>;
   nameContains?: InputMaybe<Scalars['String']['input']>;
@@ -1588,6 +1603,15 @@ export type CustomerWhereInput = {
   pointsPendingLTE?: InputMaybe<Scalars['Int']['input']>;
   pointsPendingNEQ?: InputMaybe<Scalars['Int']['input']>;
   pointsPendingNotIn?: InputMaybe<Array<Scalars['Int']['input']>>;
+  /** sales_count field predicates */
+  salesCount?: InputMaybe<Scalars['Int']['input']>;
+  salesCountGT?: InputMaybe<Scalars['Int']['input']>;
+  salesCountGTE?: InputMaybe<Scalars['Int']['input']>;
+  salesCountIn?: InputMaybe<Array<Scalars['Int']['input']>>;
+  salesCountLT?: InputMaybe<Scalars['Int']['input']>;
+  salesCountLTE?: InputMaybe<Scalars['Int']['input']>;
+  salesCountNEQ?: InputMaybe<Scalars['Int']['input']>;
+  salesCountNotIn?: InputMaybe<Array<Scalars['Int']['input']>>;
   /** tenant_id field predicates */
   tenantID?: InputMaybe<Scalars['ID']['input']>;
   tenantIDContains?: InputMaybe<Scalars['ID']['input']>;
@@ -1728,6 +1752,19 @@ export type LevelShareInput = {
   share?: InputMaybe<Scalars['Decimal']['input']>;
 };
 
+/** What a campaign's lift tells, judged by the revenue per customer's 95% interval (Welch's t). */
+export type LiftVerdict =
+  /** The interval lies below 0: treated customers bought less. */
+  | 'DECREASED'
+  /** The interval lies above 0: treated customers bought more. */
+  | 'INCREASED'
+  /** The interval includes 0: the campaign may have changed nothing. */
+  | 'NOT_SIGNIFICANT'
+  /** The campaign gave nothing in the period (no redemption, discount nor cashback): the groups' difference is chance, not its effect. A bonus-points campaign is never judged so (its points are not traced to it). */
+  | 'NO_BENEFIT'
+  /** A group has fewer than two customers: no interval. */
+  | 'TOO_FEW_CUSTOMERS';
+
 /** Possible directions in which to order a list of items when provided an `orderBy` argument. */
 export type OrderDirection =
   /** Specifies an ascending order for a given `orderBy` argument. */
@@ -1772,15 +1809,15 @@ export type PointsEntrySourceKind =
  */
 export type PointsEntryWhereInput = {
   /** amount field predicates */
-  amount?: InputMaybe<Scalars['Decimal']['input']>;
-  amountGT?: InputMaybe<Scalars['Decimal']['input']>;
-  amountGTE?: InputMaybe<Scalars['Decimal']['input']>;
-  amountIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  amount?: InputMaybe<Scalars['Money']['input']>;
+  amountGT?: InputMaybe<Scalars['Money']['input']>;
+  amountGTE?: InputMaybe<Scalars['Money']['input']>;
+  amountIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   amountIsNil?: InputMaybe<Scalars['Boolean']['input']>;
-  amountLT?: InputMaybe<Scalars['Decimal']['input']>;
-  amountLTE?: InputMaybe<Scalars['Decimal']['input']>;
-  amountNEQ?: InputMaybe<Scalars['Decimal']['input']>;
-  amountNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  amountLT?: InputMaybe<Scalars['Money']['input']>;
+  amountLTE?: InputMaybe<Scalars['Money']['input']>;
+  amountNEQ?: InputMaybe<Scalars['Money']['input']>;
+  amountNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   amountNotNil?: InputMaybe<Scalars['Boolean']['input']>;
   and?: InputMaybe<Array<PointsEntryWhereInput>>;
   /** balance_after field predicates */
@@ -2090,7 +2127,7 @@ export type ProductWhereInput = {
 /** Redeems one campaign of a cart validation for an order. */
 export type RedeemCampaignInput = {
   /** What the customer paid for the order, in R$ (at most 2 decimal places); creditPoints uses it when given no amount. */
-  amountPaid: Scalars['Decimal']['input'];
+  amountPaid: Scalars['Money']['input'];
   /** A campaign the validation found eligible. */
   campaignID: Scalars['ID']['input'];
   /** The customer the validation was for. */
@@ -2119,14 +2156,14 @@ export type RedemptionOrderField =
  */
 export type RedemptionWhereInput = {
   /** amount_paid field predicates */
-  amountPaid?: InputMaybe<Scalars['Decimal']['input']>;
-  amountPaidGT?: InputMaybe<Scalars['Decimal']['input']>;
-  amountPaidGTE?: InputMaybe<Scalars['Decimal']['input']>;
-  amountPaidIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
-  amountPaidLT?: InputMaybe<Scalars['Decimal']['input']>;
-  amountPaidLTE?: InputMaybe<Scalars['Decimal']['input']>;
-  amountPaidNEQ?: InputMaybe<Scalars['Decimal']['input']>;
-  amountPaidNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  amountPaid?: InputMaybe<Scalars['Money']['input']>;
+  amountPaidGT?: InputMaybe<Scalars['Money']['input']>;
+  amountPaidGTE?: InputMaybe<Scalars['Money']['input']>;
+  amountPaidIn?: InputMaybe<Array<Scalars['Money']['input']>>;
+  amountPaidLT?: InputMaybe<Scalars['Money']['input']>;
+  amountPaidLTE?: InputMaybe<Scalars['Money']['input']>;
+  amountPaidNEQ?: InputMaybe<Scalars['Money']['input']>;
+  amountPaidNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   and?: InputMaybe<Array<RedemptionWhereInput>>;
   /** bonus_points field predicates */
   bonusPoints?: InputMaybe<Scalars['Int']['input']>;
@@ -2152,14 +2189,14 @@ export type RedemptionWhereInput = {
   campaignIDNEQ?: InputMaybe<Scalars['ID']['input']>;
   campaignIDNotIn?: InputMaybe<Array<Scalars['ID']['input']>>;
   /** cashback_amount field predicates */
-  cashbackAmount?: InputMaybe<Scalars['Decimal']['input']>;
-  cashbackAmountGT?: InputMaybe<Scalars['Decimal']['input']>;
-  cashbackAmountGTE?: InputMaybe<Scalars['Decimal']['input']>;
-  cashbackAmountIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
-  cashbackAmountLT?: InputMaybe<Scalars['Decimal']['input']>;
-  cashbackAmountLTE?: InputMaybe<Scalars['Decimal']['input']>;
-  cashbackAmountNEQ?: InputMaybe<Scalars['Decimal']['input']>;
-  cashbackAmountNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  cashbackAmount?: InputMaybe<Scalars['Money']['input']>;
+  cashbackAmountGT?: InputMaybe<Scalars['Money']['input']>;
+  cashbackAmountGTE?: InputMaybe<Scalars['Money']['input']>;
+  cashbackAmountIn?: InputMaybe<Array<Scalars['Money']['input']>>;
+  cashbackAmountLT?: InputMaybe<Scalars['Money']['input']>;
+  cashbackAmountLTE?: InputMaybe<Scalars['Money']['input']>;
+  cashbackAmountNEQ?: InputMaybe<Scalars['Money']['input']>;
+  cashbackAmountNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   /** coupon_id field predicates */
   couponID?: InputMaybe<Scalars['String']['input']>;
   couponIDContains?: InputMaybe<Scalars['String']['input']>;
@@ -2200,14 +2237,14 @@ export type RedemptionWhereInput = {
   customerIDNEQ?: InputMaybe<Scalars['ID']['input']>;
   customerIDNotIn?: InputMaybe<Array<Scalars['ID']['input']>>;
   /** discount_amount field predicates */
-  discountAmount?: InputMaybe<Scalars['Decimal']['input']>;
-  discountAmountGT?: InputMaybe<Scalars['Decimal']['input']>;
-  discountAmountGTE?: InputMaybe<Scalars['Decimal']['input']>;
-  discountAmountIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
-  discountAmountLT?: InputMaybe<Scalars['Decimal']['input']>;
-  discountAmountLTE?: InputMaybe<Scalars['Decimal']['input']>;
-  discountAmountNEQ?: InputMaybe<Scalars['Decimal']['input']>;
-  discountAmountNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  discountAmount?: InputMaybe<Scalars['Money']['input']>;
+  discountAmountGT?: InputMaybe<Scalars['Money']['input']>;
+  discountAmountGTE?: InputMaybe<Scalars['Money']['input']>;
+  discountAmountIn?: InputMaybe<Array<Scalars['Money']['input']>>;
+  discountAmountLT?: InputMaybe<Scalars['Money']['input']>;
+  discountAmountLTE?: InputMaybe<Scalars['Money']['input']>;
+  discountAmountNEQ?: InputMaybe<Scalars['Money']['input']>;
+  discountAmountNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   /** campaign edge predicates */
   hasCampaign?: InputMaybe<Scalars['Boolean']['input']>;
   hasCampaignWith?: InputMaybe<Array<CampaignWhereInput>>;
@@ -2323,7 +2360,7 @@ export type RedemptionWhereInput = {
 /** A refund of an order: its points taken back, once per reversalID. */
 export type ReversePointsInput = {
   /** R$ refunded (at most 2 decimal places); left out, the whole order, whose redemptions are then rolled back. */
-  amount?: InputMaybe<Scalars['Decimal']['input']>;
+  amount?: InputMaybe<Scalars['Money']['input']>;
   /** The customer credited for the order. */
   customerID: Scalars['ID']['input'];
   /** The order whose points (creditPoints) are taken back. */
@@ -2360,14 +2397,14 @@ export type SaleItemWhereInput = {
   descriptionNEQ?: InputMaybe<Scalars['String']['input']>;
   descriptionNotIn?: InputMaybe<Array<Scalars['String']['input']>>;
   /** discount_amount field predicates */
-  discountAmount?: InputMaybe<Scalars['Decimal']['input']>;
-  discountAmountGT?: InputMaybe<Scalars['Decimal']['input']>;
-  discountAmountGTE?: InputMaybe<Scalars['Decimal']['input']>;
-  discountAmountIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
-  discountAmountLT?: InputMaybe<Scalars['Decimal']['input']>;
-  discountAmountLTE?: InputMaybe<Scalars['Decimal']['input']>;
-  discountAmountNEQ?: InputMaybe<Scalars['Decimal']['input']>;
-  discountAmountNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  discountAmount?: InputMaybe<Scalars['Money']['input']>;
+  discountAmountGT?: InputMaybe<Scalars['Money']['input']>;
+  discountAmountGTE?: InputMaybe<Scalars['Money']['input']>;
+  discountAmountIn?: InputMaybe<Array<Scalars['Money']['input']>>;
+  discountAmountLT?: InputMaybe<Scalars['Money']['input']>;
+  discountAmountLTE?: InputMaybe<Scalars['Money']['input']>;
+  discountAmountNEQ?: InputMaybe<Scalars['Money']['input']>;
+  discountAmountNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   /** gtin field predicates */
   gtin?: InputMaybe<Scalars['String']['input']>;
   gtinContains?: InputMaybe<Scalars['String']['input']>;
@@ -2489,14 +2526,14 @@ export type SaleOrderField =
  */
 export type SalePaymentWhereInput = {
   /** amount field predicates */
-  amount?: InputMaybe<Scalars['Decimal']['input']>;
-  amountGT?: InputMaybe<Scalars['Decimal']['input']>;
-  amountGTE?: InputMaybe<Scalars['Decimal']['input']>;
-  amountIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
-  amountLT?: InputMaybe<Scalars['Decimal']['input']>;
-  amountLTE?: InputMaybe<Scalars['Decimal']['input']>;
-  amountNEQ?: InputMaybe<Scalars['Decimal']['input']>;
-  amountNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  amount?: InputMaybe<Scalars['Money']['input']>;
+  amountGT?: InputMaybe<Scalars['Money']['input']>;
+  amountGTE?: InputMaybe<Scalars['Money']['input']>;
+  amountIn?: InputMaybe<Array<Scalars['Money']['input']>>;
+  amountLT?: InputMaybe<Scalars['Money']['input']>;
+  amountLTE?: InputMaybe<Scalars['Money']['input']>;
+  amountNEQ?: InputMaybe<Scalars['Money']['input']>;
+  amountNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   and?: InputMaybe<Array<SalePaymentWhereInput>>;
   /** bin field predicates */
   bin?: InputMaybe<Scalars['String']['input']>;
@@ -2653,14 +2690,14 @@ export type SaleReturnStatus =
  */
 export type SaleReturnWhereInput = {
   /** amount field predicates */
-  amount?: InputMaybe<Scalars['Decimal']['input']>;
-  amountGT?: InputMaybe<Scalars['Decimal']['input']>;
-  amountGTE?: InputMaybe<Scalars['Decimal']['input']>;
-  amountIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
-  amountLT?: InputMaybe<Scalars['Decimal']['input']>;
-  amountLTE?: InputMaybe<Scalars['Decimal']['input']>;
-  amountNEQ?: InputMaybe<Scalars['Decimal']['input']>;
-  amountNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  amount?: InputMaybe<Scalars['Money']['input']>;
+  amountGT?: InputMaybe<Scalars['Money']['input']>;
+  amountGTE?: InputMaybe<Scalars['Money']['input']>;
+  amountIn?: InputMaybe<Array<Scalars['Money']['input']>>;
+  amountLT?: InputMaybe<Scalars['Money']['input']>;
+  amountLTE?: InputMaybe<Scalars['Money']['input']>;
+  amountNEQ?: InputMaybe<Scalars['Money']['input']>;
+  amountNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   and?: InputMaybe<Array<SaleReturnWhereInput>>;
   /** created_at field predicates */
   createdAt?: InputMaybe<Scalars['Time']['input']>;
@@ -2813,23 +2850,23 @@ export type SaleStatus =
  */
 export type SaleWhereInput = {
   /** amount field predicates */
-  amount?: InputMaybe<Scalars['Decimal']['input']>;
-  amountGT?: InputMaybe<Scalars['Decimal']['input']>;
-  amountGTE?: InputMaybe<Scalars['Decimal']['input']>;
-  amountIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
-  amountLT?: InputMaybe<Scalars['Decimal']['input']>;
-  amountLTE?: InputMaybe<Scalars['Decimal']['input']>;
-  amountNEQ?: InputMaybe<Scalars['Decimal']['input']>;
-  amountNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  amount?: InputMaybe<Scalars['Money']['input']>;
+  amountGT?: InputMaybe<Scalars['Money']['input']>;
+  amountGTE?: InputMaybe<Scalars['Money']['input']>;
+  amountIn?: InputMaybe<Array<Scalars['Money']['input']>>;
+  amountLT?: InputMaybe<Scalars['Money']['input']>;
+  amountLTE?: InputMaybe<Scalars['Money']['input']>;
+  amountNEQ?: InputMaybe<Scalars['Money']['input']>;
+  amountNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   /** amount_payable field predicates */
-  amountPayable?: InputMaybe<Scalars['Decimal']['input']>;
-  amountPayableGT?: InputMaybe<Scalars['Decimal']['input']>;
-  amountPayableGTE?: InputMaybe<Scalars['Decimal']['input']>;
-  amountPayableIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
-  amountPayableLT?: InputMaybe<Scalars['Decimal']['input']>;
-  amountPayableLTE?: InputMaybe<Scalars['Decimal']['input']>;
-  amountPayableNEQ?: InputMaybe<Scalars['Decimal']['input']>;
-  amountPayableNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  amountPayable?: InputMaybe<Scalars['Money']['input']>;
+  amountPayableGT?: InputMaybe<Scalars['Money']['input']>;
+  amountPayableGTE?: InputMaybe<Scalars['Money']['input']>;
+  amountPayableIn?: InputMaybe<Array<Scalars['Money']['input']>>;
+  amountPayableLT?: InputMaybe<Scalars['Money']['input']>;
+  amountPayableLTE?: InputMaybe<Scalars['Money']['input']>;
+  amountPayableNEQ?: InputMaybe<Scalars['Money']['input']>;
+  amountPayableNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   and?: InputMaybe<Array<SaleWhereInput>>;
   /** channel field predicates */
   channel?: InputMaybe<Scalars['String']['input']>;
@@ -2894,14 +2931,14 @@ export type SaleWhereInput = {
   customerIDNotIn?: InputMaybe<Array<Scalars['ID']['input']>>;
   customerIDNotNil?: InputMaybe<Scalars['Boolean']['input']>;
   /** discount_amount field predicates */
-  discountAmount?: InputMaybe<Scalars['Decimal']['input']>;
-  discountAmountGT?: InputMaybe<Scalars['Decimal']['input']>;
-  discountAmountGTE?: InputMaybe<Scalars['Decimal']['input']>;
-  discountAmountIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
-  discountAmountLT?: InputMaybe<Scalars['Decimal']['input']>;
-  discountAmountLTE?: InputMaybe<Scalars['Decimal']['input']>;
-  discountAmountNEQ?: InputMaybe<Scalars['Decimal']['input']>;
-  discountAmountNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  discountAmount?: InputMaybe<Scalars['Money']['input']>;
+  discountAmountGT?: InputMaybe<Scalars['Money']['input']>;
+  discountAmountGTE?: InputMaybe<Scalars['Money']['input']>;
+  discountAmountIn?: InputMaybe<Array<Scalars['Money']['input']>>;
+  discountAmountLT?: InputMaybe<Scalars['Money']['input']>;
+  discountAmountLTE?: InputMaybe<Scalars['Money']['input']>;
+  discountAmountNEQ?: InputMaybe<Scalars['Money']['input']>;
+  discountAmountNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   /** employee_id field predicates */
   employeeID?: InputMaybe<Scalars['String']['input']>;
   employeeIDContains?: InputMaybe<Scalars['String']['input']>;
@@ -3018,14 +3055,14 @@ export type SaleWhereInput = {
   processedAtNotIn?: InputMaybe<Array<Scalars['Time']['input']>>;
   processedAtNotNil?: InputMaybe<Scalars['Boolean']['input']>;
   /** returned_amount field predicates */
-  returnedAmount?: InputMaybe<Scalars['Decimal']['input']>;
-  returnedAmountGT?: InputMaybe<Scalars['Decimal']['input']>;
-  returnedAmountGTE?: InputMaybe<Scalars['Decimal']['input']>;
-  returnedAmountIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
-  returnedAmountLT?: InputMaybe<Scalars['Decimal']['input']>;
-  returnedAmountLTE?: InputMaybe<Scalars['Decimal']['input']>;
-  returnedAmountNEQ?: InputMaybe<Scalars['Decimal']['input']>;
-  returnedAmountNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  returnedAmount?: InputMaybe<Scalars['Money']['input']>;
+  returnedAmountGT?: InputMaybe<Scalars['Money']['input']>;
+  returnedAmountGTE?: InputMaybe<Scalars['Money']['input']>;
+  returnedAmountIn?: InputMaybe<Array<Scalars['Money']['input']>>;
+  returnedAmountLT?: InputMaybe<Scalars['Money']['input']>;
+  returnedAmountLTE?: InputMaybe<Scalars['Money']['input']>;
+  returnedAmountNEQ?: InputMaybe<Scalars['Money']['input']>;
+  returnedAmountNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   /** seller_id field predicates */
   sellerID?: InputMaybe<Scalars['String']['input']>;
   sellerIDContains?: InputMaybe<Scalars['String']['input']>;
@@ -3343,7 +3380,7 @@ export type TenantSettingsInput = {
   pointsSpendMaxShareLevels?: InputMaybe<Array<LevelShareInput>>;
   /** The fewest points a customer may spend at once, 0 (any) to 1000000. */
   pointsSpendMin?: InputMaybe<Scalars['Int']['input']>;
-  /** Value in R$ of one point spent as money at the till or at checkout, above 0 and at most 1000 (0.01: 100 points pay R$ 1.00). */
+  /** Value in R$ of one point spent as money at the till or at checkout, above 0 and at most 1000 (0.01: 100 points pay R$ 1.00), exact: it may be a fraction of a cent (0.005). */
   pointsValue?: InputMaybe<Scalars['Decimal']['input']>;
   /** Whether identify at the point of sale creates unknown customers as pre-registered. */
   preRegistration?: InputMaybe<Scalars['Boolean']['input']>;
@@ -3358,7 +3395,7 @@ export type TenantSettingsInput = {
   /** Whether points of sale may register sales. */
   saleRegistration?: InputMaybe<Scalars['Boolean']['input']>;
   /** Accepted difference in R$ in each check of a registered sale's values (items against amount, discounts against discountAmount, amount less discounts against amountPayable, payments against amountPayable), such as 0.10; a sale beyond it is refused 422. */
-  saleTolerance?: InputMaybe<Scalars['Decimal']['input']>;
+  saleTolerance?: InputMaybe<Scalars['Money']['input']>;
   /** Points earned in 12 months to reach silver; the thresholds must rise strictly. Levels follow at the next computation. */
   silverThreshold?: InputMaybe<Scalars['Int']['input']>;
   /** IANA time zone of the programme, such as America/Sao_Paulo: points expire and are released at its midnights, the 12-month level window and the dashboards count its days. */
@@ -3606,14 +3643,14 @@ export type TenantWhereInput = {
   saleRegistration?: InputMaybe<Scalars['Boolean']['input']>;
   saleRegistrationNEQ?: InputMaybe<Scalars['Boolean']['input']>;
   /** sale_tolerance field predicates */
-  saleTolerance?: InputMaybe<Scalars['Decimal']['input']>;
-  saleToleranceGT?: InputMaybe<Scalars['Decimal']['input']>;
-  saleToleranceGTE?: InputMaybe<Scalars['Decimal']['input']>;
-  saleToleranceIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
-  saleToleranceLT?: InputMaybe<Scalars['Decimal']['input']>;
-  saleToleranceLTE?: InputMaybe<Scalars['Decimal']['input']>;
-  saleToleranceNEQ?: InputMaybe<Scalars['Decimal']['input']>;
-  saleToleranceNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  saleTolerance?: InputMaybe<Scalars['Money']['input']>;
+  saleToleranceGT?: InputMaybe<Scalars['Money']['input']>;
+  saleToleranceGTE?: InputMaybe<Scalars['Money']['input']>;
+  saleToleranceIn?: InputMaybe<Array<Scalars['Money']['input']>>;
+  saleToleranceLT?: InputMaybe<Scalars['Money']['input']>;
+  saleToleranceLTE?: InputMaybe<Scalars['Money']['input']>;
+  saleToleranceNEQ?: InputMaybe<Scalars['Money']['input']>;
+  saleToleranceNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   /** sandbox_of_id field predicates */
   sandboxOfID?: InputMaybe<Scalars['ID']['input']>;
   sandboxOfIDContains?: InputMaybe<Scalars['ID']['input']>;
@@ -3738,7 +3775,7 @@ export type ValidateCartInput = {
   /** The store of the checkout, at most 128 characters; kept with the validation. */
   storeID?: InputMaybe<Scalars['String']['input']>;
   /** The cart's subtotal in R$; when absent, the sum of its items. */
-  subtotal?: InputMaybe<Scalars['Decimal']['input']>;
+  subtotal?: InputMaybe<Scalars['Money']['input']>;
 };
 
 /**
