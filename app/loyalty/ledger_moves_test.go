@@ -314,7 +314,7 @@ func (m *ledgerModel) sale(c *modelCustomer) {
 		m.fatalf("register sale: %v", err)
 	}
 	sl.id = stored.ID
-	err = (&worker.ProcessSaleWorker{App: m.app}).Work(context.Background(), &river.Job[jobs.ProcessSale]{
+	err = worker.ProcessSale(m.app).Work(context.Background(), &river.Job[jobs.ProcessSale]{
 		JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25}, Args: jobs.ProcessSale{TenantID: c.tenant.id, SaleID: stored.ID}})
 	if err != nil {
 		m.fatalf("process sale: %v", err)
@@ -396,7 +396,7 @@ func (m *ledgerModel) saleReturn(c *modelCustomer) {
 	if err != nil {
 		m.fatalf("register return: %v", err)
 	}
-	err = (&worker.ProcessSaleReturnWorker{App: m.app}).Work(context.Background(), &river.Job[jobs.ProcessSaleReturn]{
+	err = worker.ProcessSaleReturn(m.app).Work(context.Background(), &river.Job[jobs.ProcessSaleReturn]{
 		JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25}, Args: jobs.ProcessSaleReturn{TenantID: c.tenant.id, ReturnID: ret.ID}})
 	if err != nil {
 		m.fatalf("process return: %v", err)
