@@ -186,7 +186,7 @@ func seedDashboard(t *testing.T, b *backOffice) dashboardData {
 	require.Equal(t, "active", string(d.campaign.Status), "the app's view of a campaign past its start")
 	// Store the status its dates give, as the lifecycle job does within a
 	// minute: Query.campaigns shows the stored status, not the computed one.
-	lifecycle := &worker.CampaignLifecycleWorker{App: app.New(&app.Config{DB: b.app.DB, Clock: time.Now})}
+	lifecycle := worker.CampaignLifecycle(app.New(&app.Config{DB: b.app.DB, Clock: time.Now}))
 	require.NoError(t, lifecycle.Work(context.Background(), nil))
 	for _, r := range []struct {
 		customer       *ent.Customer

@@ -41,8 +41,8 @@ type campBundle struct {
 	clock     *testclock.Clock
 	ctx       context.Context // the tenant's
 	tenant    string
-	lifecycle *worker.CampaignLifecycleWorker
-	cashback  *worker.CreditCashbackWorker
+	lifecycle *worker.Job[jobs.CampaignLifecycle]
+	cashback  *worker.Job[jobs.CreditCashback]
 }
 
 func campSetup(t *testing.T, db *storage.DB, start time.Time) *campBundle {
@@ -51,8 +51,8 @@ func campSetup(t *testing.T, db *storage.DB, start time.Time) *campBundle {
 	env := apptest.New(t, db, apptest.WithClock(clock.Now))
 	return &campBundle{
 		db: db, app: env.App, clock: clock, ctx: env.Ctx, tenant: env.TenantID,
-		lifecycle: &worker.CampaignLifecycleWorker{App: apptest.Process(env.App)},
-		cashback:  &worker.CreditCashbackWorker{App: apptest.Process(env.App)},
+		lifecycle: worker.CampaignLifecycle(apptest.Process(env.App)),
+		cashback:  worker.CreditCashback(apptest.Process(env.App)),
 	}
 }
 

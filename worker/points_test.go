@@ -53,9 +53,9 @@ type pointsBundle struct {
 	clock  *testclock.Clock
 	ctx    context.Context // the tenant's
 	tenant string
-	expire *worker.ExpirePointsWorker
-	notify *worker.NotifyExpiringPointsWorker
-	levels *worker.RecomputeLevelsWorker
+	expire *worker.Job[jobs.ExpirePoints]
+	notify *worker.Job[jobs.NotifyExpiringPoints]
+	levels *worker.Job[jobs.RecomputeLevels]
 }
 
 // setupPoints makes a tenant with the default settings (points expire after
@@ -71,9 +71,9 @@ func setupPoints(t *testing.T, db *storage.DB) *pointsBundle {
 	require.Equal(t, []int64{1000, 5000, 20000}, []int64{tn.SilverThreshold, tn.GoldThreshold, tn.DiamondThreshold})
 	return &pointsBundle{
 		db: db, app: env.App, clock: clock, ctx: env.Ctx, tenant: env.TenantID,
-		expire: &worker.ExpirePointsWorker{App: apptest.Process(env.App)},
-		notify: &worker.NotifyExpiringPointsWorker{App: apptest.Process(env.App)},
-		levels: &worker.RecomputeLevelsWorker{App: apptest.Process(env.App)},
+		expire: worker.ExpirePoints(apptest.Process(env.App)),
+		notify: worker.NotifyExpiringPoints(apptest.Process(env.App)),
+		levels: worker.RecomputeLevels(apptest.Process(env.App)),
 	}
 }
 

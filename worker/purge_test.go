@@ -57,7 +57,7 @@ func TestPurgeExpired(t *testing.T) {
 		oldToken, liveToken := token(now.Add(-2*time.Hour)), token(now.Add(time.Minute))
 		oldKey, liveKey := key("old", now.Add(-time.Second)), key("live", now.Add(time.Hour))
 
-		w := &worker.PurgeExpiredWorker{App: app.New(&app.Config{DB: db, Clock: func() time.Time { return now }})}
+		w := worker.PurgeExpired(app.New(&app.Config{DB: db, Clock: func() time.Time { return now }}))
 		require.NoError(t, w.Work(context.Background(), &river.Job[jobs.PurgeExpired]{}))
 
 		tokens, err := db.Ent.ValidationToken.Query().IDs(ctx)

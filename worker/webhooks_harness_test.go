@@ -128,7 +128,7 @@ type whBundle struct {
 	sys     context.Context
 	ctx     context.Context // the tenant's
 	tenant  string
-	deliver *worker.DeliverWebhookWorker
+	deliver *worker.Job[jobs.DeliverWebhook]
 	lastJob int64 // the last deliver_webhook job worked
 }
 
@@ -147,7 +147,7 @@ func whSetup(t *testing.T, db *storage.DB) *whBundle {
 	return &whBundle{
 		db: db, app: a, clock: clock, rc: a.River, sys: viewer.SystemContext(context.Background()),
 		ctx: env.Ctx, tenant: env.TenantID,
-		deliver: &worker.DeliverWebhookWorker{App: a},
+		deliver: worker.DeliverWebhook(a),
 	}
 }
 
@@ -205,7 +205,7 @@ func whJobCount(t *testing.T, db *storage.DB) int {
 }
 
 // work makes attempt n of a delivery's job, as River hands it over.
-func (b *whBundle) work(w *worker.DeliverWebhookWorker, j whJob, attempt int) error {
+func (b *whBundle) work(w *worker.Job[jobs.DeliverWebhook], j whJob, attempt int) error {
 	return w.Work(context.Background(), whDeliverJob(j.id, j.args.DeliveryID, attempt, j.maxAttempts))
 }
 
@@ -298,12 +298,12 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	})
 	require.NoError(t, err)
 	b.clock.Set(starts)
-	require.NoError(t, (&worker.CampaignLifecycleWorker{App: apptest.Process(b.app)}).
+	require.NoError(t, worker.CampaignLifecycle(apptest.Process(b.app)).
 		Work(context.Background(), &river.Job[jobs.CampaignLifecycle]{}))
 
 	// points.expiring: 10 days before the 1500 points expire (12 months).
 	b.clock.Set(start.AddDate(0, 12, 0).Add(-10 * 24 * time.Hour))
-	require.NoError(t, (&worker.NotifyExpiringPointsWorker{App: apptest.Process(b.app)}).
+	require.NoError(t, worker.NotifyExpiringPoints(apptest.Process(b.app)).
 		Work(context.Background(), &river.Job[jobs.NotifyExpiringPoints]{}))
 
 	// sale.processed: a sale registered by the POS and processed by its job,
@@ -340,7 +340,7 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 		Payments: []pos.SalePaymentInput{{ID: "1", Amount: &byPix, Method: "PIX"}, {ID: "2", Amount: &byPoints, Method: "POINTS", HoldID: hold.ID}},
 	})
 	require.NoError(t, err)
-	require.NoError(t, (&worker.ProcessSaleWorker{App: apptest.Process(b.app)}).Work(context.Background(),
+	require.NoError(t, worker.ProcessSale(apptest.Process(b.app)).Work(context.Background(),
 		&river.Job[jobs.ProcessSale]{JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25},
 			Args: jobs.ProcessSale{TenantID: b.tenant, SaleID: s.ID}}))
 
@@ -348,7 +348,7 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	// rest still earn the 10 points, so no points.reversed yet.
 	// sale.cancelled, points.reversed and redemption.rolled_back: the rest
 	// is cancelled, the coffee and its discount with it.
-	returnWork := &worker.ProcessSaleReturnWorker{App: apptest.Process(b.app)}
+	returnWork := worker.ProcessSaleReturn(apptest.Process(b.app))
 	for _, in := range []pos.SaleReturnInput{
 		{Kind: "return", ID: "R-1", Items: []pos.ReturnItemInput{{ID: "2", Quantity: &one}}},
 		{Kind: "cancellation", ID: "C-1"},
@@ -366,7 +366,7 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	_, err = b.app.Backoffice.UpdateTenant(b.sys, b.tenant, backoffice.TenantSettings{LevelGraceDays: opt.Of(30).Ptr()})
 	require.NoError(t, err)
 	b.clock.Set(start.AddDate(0, 12, 2))
-	require.NoError(t, (&worker.RecomputeLevelsWorker{App: apptest.Process(b.app)}).
+	require.NoError(t, worker.RecomputeLevels(apptest.Process(b.app)).
 		Work(context.Background(), &river.Job[jobs.RecomputeLevels]{}))
 
 	// customer.consent_changed: Helena agrees to e-mail marketing.

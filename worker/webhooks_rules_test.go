@@ -152,7 +152,7 @@ func TestWebhookGuardInWorker(t *testing.T) {
 		queued := b.queuedJobs(t)
 		require.Len(t, queued, 1)
 
-		guarded := &worker.DeliverWebhookWorker{App: app.New(&app.Config{DB: db, Clock: b.clock.Now, WebhookGuard: webhook.Guard{}})}
+		guarded := worker.DeliverWebhook(app.New(&app.Config{DB: db, Clock: b.clock.Now, WebhookGuard: webhook.Guard{}}))
 		err = b.work(guarded, queued[0], 1)
 		require.ErrorContains(t, err, "not allowed")
 		d := b.delivery(t, queued[0].args.DeliveryID)

@@ -17,26 +17,6 @@ import (
 	"github.com/fideliza/fideliza/metrics"
 )
 
-// Register adds a worker for every job of the platform; a.Counts counts
-// what they do.
-func Register(workers *river.Workers, a *app.App) {
-	river.AddWorker(workers, &PruneSigningKeysWorker{App: a})
-	river.AddWorker(workers, &ExpirePointsWorker{App: a})
-	river.AddWorker(workers, &ReleasePendingPointsWorker{App: a})
-	river.AddWorker(workers, &NotifyExpiringPointsWorker{App: a})
-	river.AddWorker(workers, &RecomputeLevelsWorker{App: a})
-	river.AddWorker(workers, &RecomputeAudiencesWorker{App: a})
-	river.AddWorker(workers, &ScoreCustomersWorker{App: a})
-	river.AddWorker(workers, &ImportCustomersWorker{App: a})
-	river.AddWorker(workers, &CreditCashbackWorker{App: a})
-	river.AddWorker(workers, &CampaignLifecycleWorker{App: a})
-	river.AddWorker(workers, &PurgeExpiredWorker{App: a})
-	river.AddWorker(workers, &ProcessSaleWorker{App: a})
-	river.AddWorker(workers, &ProcessSaleReturnWorker{App: a})
-	river.AddWorker(workers, &DispatchEventsWorker{App: a})
-	river.AddWorker(workers, &DeliverWebhookWorker{App: a})
-}
-
 // ScoreEvery is how often the customers' churn scores are computed; each
 // tenant's model is refitted every churn_refit_days of its settings.
 const ScoreEvery = 24 * time.Hour

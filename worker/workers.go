@@ -15,242 +15,174 @@ import (
 	"github.com/fideliza/fideliza/jobs"
 )
 
-// ProcessSaleWorker works jobs.ProcessSale with app.ProcessSale; after the
-// last attempt the sale stays FAILED with the reason.
-type ProcessSaleWorker struct {
-	river.WorkerDefaults[jobs.ProcessSale]
-	App *app.App
+// Job works one kind of job T with a function of the application: every
+// job of the platform is one, so they differ only in what they call and
+// how long they may run.
+type Job[T river.JobArgs] struct {
+	river.WorkerDefaults[T]
+	work func(ctx context.Context, job *river.Job[T]) error
+	// timeout is how long an attempt may run; 0 keeps the client's
+	// JobTimeout, two thirds of RescueAfter (the short jobs).
+	timeout time.Duration
+	// nextRetry, when set, says when a failed attempt is tried again
+	// (River's own backoff otherwise).
+	nextRetry func(job *river.Job[T]) time.Time
 }
 
-func (w *ProcessSaleWorker) Work(ctx context.Context, job *river.Job[jobs.ProcessSale]) error {
-	return w.App.POS.ProcessSale(ctx, job.Args.TenantID, job.Args.SaleID, job.Attempt >= job.MaxAttempts)
+func (j *Job[T]) Work(ctx context.Context, job *river.Job[T]) error { return j.work(ctx, job) }
+
+func (j *Job[T]) Timeout(*river.Job[T]) time.Duration { return j.timeout }
+
+func (j *Job[T]) NextRetry(job *river.Job[T]) time.Time {
+	if j.nextRetry == nil {
+		return time.Time{}
+	}
+	return j.nextRetry(job)
+}
+
+// lastAttempt says whether no attempt of job is left after this one: the
+// operation then records its failure for good.
+func lastAttempt[T river.JobArgs](job *river.Job[T]) bool { return job.Attempt >= job.MaxAttempts }
+
+// short is a job with the client's timeout.
+func short[T river.JobArgs](work func(ctx context.Context, job *river.Job[T]) error) *Job[T] {
+	return &Job[T]{work: work}
+}
+
+// everyTenant is a periodic job that walks every tenant with work, under
+// LongJobTimeout.
+func everyTenant[T river.JobArgs](work func(ctx context.Context) error) *Job[T] {
+	return &Job[T]{work: func(ctx context.Context, _ *river.Job[T]) error { return work(ctx) }, timeout: LongJobTimeout}
+}
+
+// Register adds a worker for every job of the platform; a.Counts counts
+// what they do.
+func Register(workers *river.Workers, a *app.App) {
+	river.AddWorker(workers, everyTenant[jobs.PruneSigningKeys](a.Backoffice.PruneSigningKeys))
+	river.AddWorker(workers, ExpirePoints(a))
+	river.AddWorker(workers, everyTenant[jobs.ReleasePendingPoints](a.Loyalty.ReleasePendingPoints))
+	river.AddWorker(workers, NotifyExpiringPoints(a))
+	river.AddWorker(workers, RecomputeLevels(a))
+	river.AddWorker(workers, everyTenant[jobs.RecomputeAudiences](a.Audiences.RecomputeAudiences))
+	river.AddWorker(workers, scoreCustomers(a))
+	river.AddWorker(workers, importCustomers(a))
+	river.AddWorker(workers, CreditCashback(a))
+	river.AddWorker(workers, CampaignLifecycle(a))
+	river.AddWorker(workers, PurgeExpired(a))
+	river.AddWorker(workers, ProcessSale(a))
+	river.AddWorker(workers, ProcessSaleReturn(a))
+	river.AddWorker(workers, dispatchEvents(a))
+	river.AddWorker(workers, DeliverWebhook(a))
+}
+
+// ProcessSale works jobs.ProcessSale; after the last attempt the sale stays
+// FAILED with the reason.
+func ProcessSale(a *app.App) *Job[jobs.ProcessSale] {
+	return short(func(ctx context.Context, job *river.Job[jobs.ProcessSale]) error {
+		return a.POS.ProcessSale(ctx, job.Args.TenantID, job.Args.SaleID, lastAttempt(job))
+	})
 }
 
 // saleReturnWait is how long a return waits for its sale to be processed
 // before it is tried again.
 const saleReturnWait = 2 * time.Second
 
-// ProcessSaleReturnWorker works jobs.ProcessSaleReturn with
-// app.ProcessSaleReturn. A return whose sale is still being processed
-// waits for it (snoozed, which spends no attempt).
-type ProcessSaleReturnWorker struct {
-	river.WorkerDefaults[jobs.ProcessSaleReturn]
-	App *app.App
-}
-
-func (w *ProcessSaleReturnWorker) Work(ctx context.Context, job *river.Job[jobs.ProcessSaleReturn]) error {
-	err := w.App.POS.ProcessSaleReturn(ctx, job.Args.TenantID, job.Args.ReturnID)
-	if errors.Is(err, pos.ErrSaleNotProcessed) {
-		return river.JobSnooze(saleReturnWait)
-	}
-	return err
-}
-
-// CreditCashbackWorker works jobs.CreditCashback with app.CreditCashback.
-type CreditCashbackWorker struct {
-	river.WorkerDefaults[jobs.CreditCashback]
-	App *app.App
-}
-
-func (w *CreditCashbackWorker) Work(ctx context.Context, job *river.Job[jobs.CreditCashback]) error {
-	return w.App.Loyalty.CreditCashback(ctx, job.Args.TenantID, job.Args.RedemptionID)
-}
-
-// DeliverWebhookWorker works jobs.DeliverWebhook with app.DeliverWebhook,
-// retried on jobs.RetrySchedule.
-type DeliverWebhookWorker struct {
-	river.WorkerDefaults[jobs.DeliverWebhook]
-	App *app.App
-}
-
-func (w *DeliverWebhookWorker) Work(ctx context.Context, job *river.Job[jobs.DeliverWebhook]) error {
-	return w.App.Webhooks.DeliverWebhook(ctx, job.Args.DeliveryID, job.Attempt, job.Attempt >= job.MaxAttempts)
-}
-
-// NextRetry follows jobs.RetrySchedule from the application's clock.
-func (w *DeliverWebhookWorker) NextRetry(job *river.Job[jobs.DeliverWebhook]) time.Time {
-	return w.App.Now().Add(jobs.RetryAfter(job.Attempt))
-}
-
-// Timeout bounds a job: one attempt plus recording it.
-func (w *DeliverWebhookWorker) Timeout(*river.Job[jobs.DeliverWebhook]) time.Duration {
-	return webhook.Timeout + 20*time.Second
-}
-
-// DispatchEventsWorker works jobs.DispatchEvents: batches until the outbox
-// has no undispatched event.
-type DispatchEventsWorker struct {
-	river.WorkerDefaults[jobs.DispatchEvents]
-	App *app.App
-}
-
-func (w *DispatchEventsWorker) Work(ctx context.Context, _ *river.Job[jobs.DispatchEvents]) error {
-	for {
-		n, err := w.App.Webhooks.DispatchEvents(ctx)
-		if err != nil || n < webhooks.DispatchBatch {
-			return err
+// ProcessSaleReturn works jobs.ProcessSaleReturn. A return whose sale is
+// still being processed waits for it (snoozed, which spends no attempt).
+func ProcessSaleReturn(a *app.App) *Job[jobs.ProcessSaleReturn] {
+	return short(func(ctx context.Context, job *river.Job[jobs.ProcessSaleReturn]) error {
+		err := a.POS.ProcessSaleReturn(ctx, job.Args.TenantID, job.Args.ReturnID)
+		if errors.Is(err, pos.ErrSaleNotProcessed) {
+			return river.JobSnooze(saleReturnWait)
 		}
+		return err
+	})
+}
+
+// CreditCashback works jobs.CreditCashback.
+func CreditCashback(a *app.App) *Job[jobs.CreditCashback] {
+	return short(func(ctx context.Context, job *river.Job[jobs.CreditCashback]) error {
+		return a.Loyalty.CreditCashback(ctx, job.Args.TenantID, job.Args.RedemptionID)
+	})
+}
+
+// DeliverWebhook works jobs.DeliverWebhook, retried on jobs.RetrySchedule
+// from the application's clock; an attempt is one delivery plus recording
+// it.
+func DeliverWebhook(a *app.App) *Job[jobs.DeliverWebhook] {
+	return &Job[jobs.DeliverWebhook]{
+		work: func(ctx context.Context, job *river.Job[jobs.DeliverWebhook]) error {
+			return a.Webhooks.DeliverWebhook(ctx, job.Args.DeliveryID, job.Attempt, lastAttempt(job))
+		},
+		timeout:   webhook.Timeout + 20*time.Second,
+		nextRetry: func(job *river.Job[jobs.DeliverWebhook]) time.Time { return a.Now().Add(jobs.RetryAfter(job.Attempt)) },
 	}
 }
 
-// Timeout is the long jobs' own: they walk every tenant.
-func (w *DispatchEventsWorker) Timeout(*river.Job[jobs.DispatchEvents]) time.Duration {
-	return LongJobTimeout
+// dispatchEvents works jobs.DispatchEvents: batches until the outbox has no
+// undispatched event.
+func dispatchEvents(a *app.App) *Job[jobs.DispatchEvents] {
+	return everyTenant[jobs.DispatchEvents](func(ctx context.Context) error {
+		for {
+			n, err := a.Webhooks.DispatchEvents(ctx)
+			if err != nil || n < webhooks.DispatchBatch {
+				return err
+			}
+		}
+	})
 }
 
-// ExpirePointsWorker works jobs.ExpirePoints with app.ExpirePoints.
-type ExpirePointsWorker struct {
-	river.WorkerDefaults[jobs.ExpirePoints]
-	App *app.App
+// ExpirePoints works jobs.ExpirePoints.
+func ExpirePoints(a *app.App) *Job[jobs.ExpirePoints] {
+	return everyTenant[jobs.ExpirePoints](a.Loyalty.ExpirePoints)
 }
 
-func (w *ExpirePointsWorker) Work(ctx context.Context, _ *river.Job[jobs.ExpirePoints]) error {
-	return w.App.Loyalty.ExpirePoints(ctx)
+// NotifyExpiringPoints works jobs.NotifyExpiringPoints.
+func NotifyExpiringPoints(a *app.App) *Job[jobs.NotifyExpiringPoints] {
+	return everyTenant[jobs.NotifyExpiringPoints](a.Loyalty.NotifyExpiringPoints)
 }
 
-// Timeout is the long jobs' own: they walk every tenant.
-func (w *ExpirePointsWorker) Timeout(*river.Job[jobs.ExpirePoints]) time.Duration {
-	return LongJobTimeout
+// RecomputeLevels works jobs.RecomputeLevels.
+func RecomputeLevels(a *app.App) *Job[jobs.RecomputeLevels] {
+	return everyTenant[jobs.RecomputeLevels](a.Loyalty.RecomputeLevels)
 }
 
-// ReleasePendingPointsWorker works jobs.ReleasePendingPoints with app.ReleasePendingPoints.
-type ReleasePendingPointsWorker struct {
-	river.WorkerDefaults[jobs.ReleasePendingPoints]
-	App *app.App
+// CampaignLifecycle works jobs.CampaignLifecycle.
+func CampaignLifecycle(a *app.App) *Job[jobs.CampaignLifecycle] {
+	return everyTenant[jobs.CampaignLifecycle](a.Campaigns.RunCampaignLifecycle)
 }
 
-func (w *ReleasePendingPointsWorker) Work(ctx context.Context, _ *river.Job[jobs.ReleasePendingPoints]) error {
-	return w.App.Loyalty.ReleasePendingPoints(ctx)
+// PurgeExpired works jobs.PurgeExpired.
+func PurgeExpired(a *app.App) *Job[jobs.PurgeExpired] {
+	return everyTenant[jobs.PurgeExpired](a.Privacy.PurgeExpired)
 }
 
-// Timeout is the long jobs' own: they walk every tenant.
-func (w *ReleasePendingPointsWorker) Timeout(*river.Job[jobs.ReleasePendingPoints]) time.Duration {
-	return LongJobTimeout
+// scoreCustomers works jobs.ScoreCustomers: every tenant's daily run, or
+// one tenant's when asked for.
+func scoreCustomers(a *app.App) *Job[jobs.ScoreCustomers] {
+	return &Job[jobs.ScoreCustomers]{timeout: LongJobTimeout,
+		work: func(ctx context.Context, job *river.Job[jobs.ScoreCustomers]) error {
+			if job.Args.TenantID == "" {
+				return a.Insights.ScoreAllTenants(ctx)
+			}
+			_, err := a.Insights.ScoreCustomers(viewer.TenantContext(ctx, job.Args.TenantID), a.Now())
+			return err
+		}}
 }
 
-// NotifyExpiringPointsWorker works jobs.NotifyExpiringPoints with app.NotifyExpiringPoints.
-type NotifyExpiringPointsWorker struct {
-	river.WorkerDefaults[jobs.NotifyExpiringPoints]
-	App *app.App
-}
-
-func (w *NotifyExpiringPointsWorker) Work(ctx context.Context, _ *river.Job[jobs.NotifyExpiringPoints]) error {
-	return w.App.Loyalty.NotifyExpiringPoints(ctx)
-}
-
-// Timeout is the long jobs' own: they walk every tenant.
-func (w *NotifyExpiringPointsWorker) Timeout(*river.Job[jobs.NotifyExpiringPoints]) time.Duration {
-	return LongJobTimeout
-}
-
-// RecomputeLevelsWorker works jobs.RecomputeLevels with app.RecomputeLevels.
-type RecomputeLevelsWorker struct {
-	river.WorkerDefaults[jobs.RecomputeLevels]
-	App *app.App
-}
-
-func (w *RecomputeLevelsWorker) Work(ctx context.Context, _ *river.Job[jobs.RecomputeLevels]) error {
-	return w.App.Loyalty.RecomputeLevels(ctx)
-}
-
-// Timeout is the long jobs' own: they walk every tenant.
-func (w *RecomputeLevelsWorker) Timeout(*river.Job[jobs.RecomputeLevels]) time.Duration {
-	return LongJobTimeout
-}
-
-// RecomputeAudiencesWorker works jobs.RecomputeAudiences with
-// app.RecomputeAudiences.
-type RecomputeAudiencesWorker struct {
-	river.WorkerDefaults[jobs.RecomputeAudiences]
-	App *app.App
-}
-
-func (w *RecomputeAudiencesWorker) Work(ctx context.Context, _ *river.Job[jobs.RecomputeAudiences]) error {
-	return w.App.Audiences.RecomputeAudiences(ctx)
-}
-
-// Timeout is the long jobs' own: it walks every tenant.
-func (w *RecomputeAudiencesWorker) Timeout(*river.Job[jobs.RecomputeAudiences]) time.Duration {
-	return LongJobTimeout
-}
-
-// ScoreCustomersWorker works jobs.ScoreCustomers with app.ScoreAllTenants.
-type ScoreCustomersWorker struct {
-	river.WorkerDefaults[jobs.ScoreCustomers]
-	App *app.App
-}
-
-func (w *ScoreCustomersWorker) Work(ctx context.Context, job *river.Job[jobs.ScoreCustomers]) error {
-	if job.Args.TenantID == "" {
-		return w.App.Insights.ScoreAllTenants(ctx)
-	}
-	_, err := w.App.Insights.ScoreCustomers(viewer.TenantContext(ctx, job.Args.TenantID), w.App.Now())
-	return err
-}
-
-// Timeout is the long jobs' own: it walks every tenant.
-func (w *ScoreCustomersWorker) Timeout(*river.Job[jobs.ScoreCustomers]) time.Duration {
-	return LongJobTimeout
-}
-
-// ImportCustomersWorker works jobs.ImportCustomers with app.RunCustomerImport.
-type ImportCustomersWorker struct {
-	river.WorkerDefaults[jobs.ImportCustomers]
-	App *app.App
-}
-
-func (w *ImportCustomersWorker) Work(ctx context.Context, job *river.Job[jobs.ImportCustomers]) error {
-	ctx = viewer.TenantContext(ctx, job.Args.TenantID)
-	err := w.App.Customers.RunCustomerImport(ctx, job.Args.ImportID)
-	if err != nil && job.Attempt >= job.MaxAttempts {
-		// No attempt is left: the import ends failed rather than running for ever.
-		return errors.Join(err, w.App.Customers.FailCustomerImport(context.WithoutCancel(ctx), job.Args.ImportID, "the import could not complete; the rows loaded so far stay"))
-	}
-	return err
-}
-
-// Timeout is the long jobs' own: a file may hold millions of customers. A
-// run cut short resumes after its last committed batch.
-func (w *ImportCustomersWorker) Timeout(*river.Job[jobs.ImportCustomers]) time.Duration {
-	return LongJobTimeout
-}
-
-// CampaignLifecycleWorker works jobs.CampaignLifecycle with app.RunCampaignLifecycle.
-type CampaignLifecycleWorker struct {
-	river.WorkerDefaults[jobs.CampaignLifecycle]
-	App *app.App
-}
-
-func (w *CampaignLifecycleWorker) Work(ctx context.Context, _ *river.Job[jobs.CampaignLifecycle]) error {
-	return w.App.Campaigns.RunCampaignLifecycle(ctx)
-}
-
-// Timeout is the long jobs' own: they walk every tenant.
-func (w *CampaignLifecycleWorker) Timeout(*river.Job[jobs.CampaignLifecycle]) time.Duration {
-	return LongJobTimeout
-}
-
-// PurgeExpiredWorker works jobs.PurgeExpired with app.PurgeExpired.
-type PurgeExpiredWorker struct {
-	river.WorkerDefaults[jobs.PurgeExpired]
-	App *app.App
-}
-
-func (w *PurgeExpiredWorker) Work(ctx context.Context, _ *river.Job[jobs.PurgeExpired]) error {
-	return w.App.Privacy.PurgeExpired(ctx)
-}
-
-// Timeout is the long jobs' own: they walk every tenant.
-func (w *PurgeExpiredWorker) Timeout(*river.Job[jobs.PurgeExpired]) time.Duration {
-	return LongJobTimeout
-}
-
-// PruneSigningKeysWorker works jobs.PruneSigningKeys with app.PruneSigningKeys.
-type PruneSigningKeysWorker struct {
-	river.WorkerDefaults[jobs.PruneSigningKeys]
-	App *app.App
-}
-
-func (w *PruneSigningKeysWorker) Work(ctx context.Context, _ *river.Job[jobs.PruneSigningKeys]) error {
-	return w.App.Backoffice.PruneSigningKeys(ctx)
+// importCustomers works jobs.ImportCustomers under LongJobTimeout (a file
+// may hold millions of customers; a run cut short resumes after its last
+// committed batch). After the last attempt the import ends failed rather
+// than running for ever.
+func importCustomers(a *app.App) *Job[jobs.ImportCustomers] {
+	return &Job[jobs.ImportCustomers]{timeout: LongJobTimeout,
+		work: func(ctx context.Context, job *river.Job[jobs.ImportCustomers]) error {
+			ctx = viewer.TenantContext(ctx, job.Args.TenantID)
+			err := a.Customers.RunCustomerImport(ctx, job.Args.ImportID)
+			if err != nil && lastAttempt(job) {
+				return errors.Join(err, a.Customers.FailCustomerImport(context.WithoutCancel(ctx), job.Args.ImportID,
+					"the import could not complete; the rows loaded so far stay"))
+			}
+			return err
+		}}
 }

@@ -95,7 +95,7 @@ func TestChurnModelFromSales(t *testing.T) {
 
 		// Registered and processed eight at a time, as points of sale and
 		// the worker would: the group commit and the worker's pool at work.
-		process := &worker.ProcessSaleWorker{App: a}
+		process := worker.ProcessSale(a)
 		one := decimal.NewFromInt(1)
 		next := make(chan int)
 		errs := make(chan error, 8)
