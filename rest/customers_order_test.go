@@ -151,19 +151,7 @@ func TestCustomersOrderedByLifetimeValueGraphQL(t *testing.T) {
 func TestCustomersOrderedByLifetimeValueREST(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		env, ids := spendersEnv(t, db)
-		e := &custEnv{TestEnv: env, token: env.tokenFor(t, custScopeRead)}
-		names := map[string]string{}
-		for n, id := range ids {
-			names[id] = n
-		}
-		named := func(p custPage) []string {
-			var out []string
-			for _, id := range p.ids {
-				out = append(out, names[id])
-			}
-			return out
-		}
+		e, named := spendersREST(t, db)
 		for _, c := range []struct {
 			query url.Values
 			want  []string
@@ -286,4 +274,21 @@ func TestTopCustomers(t *testing.T) {
 			require.Contains(t, body, "customers:read", body)
 		})
 	})
+}
+
+// spendersREST is spendersEnv's tenant with a customers:read client, and
+// what names the spenders of a page.
+func spendersREST(t *testing.T, db *storage.DB) (*custEnv, func(custPage) []string) {
+	env, ids := spendersEnv(t, db)
+	names := map[string]string{}
+	for n, id := range ids {
+		names[id] = n
+	}
+	return &custEnv{TestEnv: env, token: env.tokenFor(t, custScopeRead)}, func(p custPage) []string {
+		var out []string
+		for _, id := range p.ids {
+			out = append(out, names[id])
+		}
+		return out
+	}
 }

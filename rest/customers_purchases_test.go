@@ -110,19 +110,7 @@ func TestCustomersOrderedByPurchasesGraphQL(t *testing.T) {
 func TestCustomersOrderedByPurchasesREST(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		env, ids := spendersEnv(t, db)
-		e := &custEnv{TestEnv: env, token: env.tokenFor(t, custScopeRead)}
-		names := map[string]string{}
-		for n, id := range ids {
-			names[id] = n
-		}
-		named := func(p custPage) []string {
-			var out []string
-			for _, id := range p.ids {
-				out = append(out, names[id])
-			}
-			return out
-		}
+		e, named := spendersREST(t, db)
 		tenDaysAgo := time.Now().UTC().Add(-10 * 24 * time.Hour)
 		for _, c := range []struct {
 			query url.Values
