@@ -77,10 +77,9 @@ func newDemoCalendar(first time.Time, days int) demoCalendar {
 	for d := range days {
 		day := first.AddDate(0, 0, d)
 		w := 1.0
-		switch day.Weekday() {
-		case time.Saturday:
+		if wd := day.Weekday(); wd == time.Saturday {
 			w = 1.6
-		case time.Sunday:
+		} else if wd == time.Sunday {
 			w = 0.6
 		}
 		if day.Month() == time.December {
