@@ -79,7 +79,10 @@ func TestSandboxLifecycle(t *testing.T) {
 		require.Equal(t, demoCustomers, n)
 		entries, err := db.Ent.PointsEntry.Query().Count(inSandbox)
 		require.NoError(t, err)
-		require.Equal(t, demoEntries, entries, "the same history again: the generator is seeded")
+		// The same history again, once: the generator is seeded, but who its
+		// experiment holds out follows the customers' ids, new at each play,
+		// and the treated shop more often (demoyear.demoClub).
+		require.InEpsilon(t, demoEntries, entries, 0.2, "the same history again, played once")
 		gone, err := db.Ent.Customer.Query().Where(customer.ID(c.ID)).Exist(inSandbox)
 		require.NoError(t, err)
 		require.False(t, gone, "what the sandbox was filled with is gone")
