@@ -171,16 +171,7 @@ func TestCustomersOrderedByLifetimeValueREST(t *testing.T) {
 		t.Run("pages of one", func(t *testing.T) {
 			for dir, want := range map[string][]string{"desc": {"Bruno", "Ana", "Carla", "Davi"}, "asc": {"Davi", "Carla", "Ana", "Bruno"}} {
 				q := url.Values{"order_by": {"lifetime_value"}, "direction": {dir}, "limit": {"1"}}
-				var all []string
-				for range 5 {
-					p := e.custList(t, e.token, q)
-					all = append(all, named(p)...)
-					if !p.hasMore {
-						break
-					}
-					q.Set("cursor", p.nextCursor.(string))
-				}
-				require.Equal(t, want, all, dir)
+				require.Equal(t, want, pagedNames(t, e, named, q), dir)
 			}
 		})
 		t.Run("refused", func(t *testing.T) {
@@ -291,4 +282,20 @@ func spendersREST(t *testing.T, db *storage.DB) (*custEnv, func(custPage) []stri
 		}
 		return out
 	}
+}
+
+// pagedNames follows the list's cursors from q (at most five pages) and
+// names the customers of every page in order.
+func pagedNames(t *testing.T, e *custEnv, named func(custPage) []string, q url.Values) []string {
+	t.Helper()
+	var all []string
+	for range 5 {
+		p := e.custList(t, e.token, q)
+		all = append(all, named(p)...)
+		if !p.hasMore {
+			break
+		}
+		q.Set("cursor", p.nextCursor.(string))
+	}
+	return all
 }
