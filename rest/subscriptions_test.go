@@ -61,13 +61,23 @@ func (c *wsClient) send(m wsMessage) {
 // next reads the next message other than a ping or a pong.
 func (c *wsClient) next() wsMessage {
 	c.t.Helper()
+	m, err := c.read()
+	require.NoError(c.t, err)
+	return m
+}
+
+// read reads the next message other than a ping or a pong, or the error
+// that ended the connection.
+func (c *wsClient) read() (wsMessage, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for {
 		var m wsMessage
-		require.NoError(c.t, wsjson.Read(ctx, c.conn, &m))
+		if err := wsjson.Read(ctx, c.conn, &m); err != nil {
+			return m, err
+		}
 		if m.Type != "ping" && m.Type != "pong" && m.Type != "ka" {
-			return m
+			return m, nil
 		}
 	}
 }
@@ -76,19 +86,13 @@ func (c *wsClient) next() wsMessage {
 // token expired before it (false).
 func (c *wsClient) acknowledged() bool {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	for {
-		var m wsMessage
-		if err := wsjson.Read(ctx, c.conn, &m); err != nil {
-			require.Equal(c.t, coderws.StatusCode(4403), coderws.CloseStatus(err), "%v", err)
-			return false
-		}
-		if m.Type != "ping" && m.Type != "pong" && m.Type != "ka" {
-			require.Equal(c.t, "connection_ack", m.Type)
-			return true
-		}
+	m, err := c.read()
+	if err != nil {
+		require.Equal(c.t, coderws.StatusCode(4403), coderws.CloseStatus(err), "%v", err)
+		return false
 	}
+	require.Equal(c.t, "connection_ack", m.Type)
+	return true
 }
 
 // ready reads connection_ack.
