@@ -30,8 +30,10 @@ import (
 // clock at end.
 func URL(t testing.TB, dialectName string, end time.Time) string {
 	t.Helper()
-	kind := "demo_" + end.UTC().Format("20060102t150405")
-	return storagetest.Template(t, dialectName, kind, codeVersion(t), func(t testing.TB, db *storage.DB) {
+	// One kind for every end: making a year's template drops the other
+	// ends' (an earlier day's), so they do not pile up between runs.
+	version := codeVersion(t) + end.UTC().Format("20060102t150405")
+	return storagetest.Template(t, dialectName, "demo", version, func(t testing.TB, db *storage.DB) {
 		a := app.New(&app.Config{DB: db, Clock: func() time.Time { return end }}).WithHistory(demoyear.Play)
 		_, err := a.LoadDemo(context.Background())
 		require.NoError(t, err)

@@ -321,25 +321,16 @@ func Template(t testing.TB, dialectName, kind, version string, fill func(t testi
 	name := "fz_tpl_" + kind + "_" + hex.EncodeToString(sum[:])[:16]
 	if dialectName == dialect.SQLite {
 		path := filepath.Join(templatesDir(), name+".db")
+		var copied string
+		// Copied under the lock: making another version's template removes
+		// this one.
 		withFileLock(t, filepath.Join(templatesDir(), "fz_tpl_"+kind+".lock"), func() {
-			if _, err := os.Stat(path); err == nil {
-				return
+			if _, err := os.Stat(path); err != nil {
+				buildSQLiteTemplate(t, kind, path, fill)
 			}
-			building, err := os.MkdirTemp(templatesDir(), "building-")
-			require.NoError(t, err)
-			defer os.RemoveAll(building)
-			tmp := filepath.Join(building, "template.db")
-			require.NoError(t, copyFile(sqliteTemplate(t), tmp))
-			fillTemplate(t, "sqlite://"+filepath.ToSlash(tmp), fill)
-			require.NoError(t, os.Rename(tmp, path))
-			others, _ := filepath.Glob(filepath.Join(templatesDir(), "fz_tpl_"+kind+"_*.db"))
-			for _, other := range others {
-				if other != path {
-					_ = os.Remove(other)
-				}
-			}
+			copied = CopyOf(t, "sqlite://"+filepath.ToSlash(path))
 		})
-		return CopyOf(t, "sqlite://"+filepath.ToSlash(path))
+		return copied
 	}
 	admin := adminURL(t)
 	ctx := context.Background()
@@ -529,4 +520,23 @@ func Kept(t testing.TB, dialectName, dir, name string) (rawURL string, created b
 		create(t, admin, migratedTemplate(t, admin), name)
 	}
 	return withDatabase(admin, name), !exists
+}
+
+// buildSQLiteTemplate fills a migrated copy with fill, moves it to path and
+// removes the templates of kind's other versions.
+func buildSQLiteTemplate(t testing.TB, kind, path string, fill func(t testing.TB, db *storage.DB)) {
+	t.Helper()
+	building, err := os.MkdirTemp(templatesDir(), "building-")
+	require.NoError(t, err)
+	defer os.RemoveAll(building)
+	tmp := filepath.Join(building, "template.db")
+	require.NoError(t, copyFile(sqliteTemplate(t), tmp))
+	fillTemplate(t, "sqlite://"+filepath.ToSlash(tmp), fill)
+	require.NoError(t, os.Rename(tmp, path))
+	others, _ := filepath.Glob(filepath.Join(templatesDir(), "fz_tpl_"+kind+"_*.db"))
+	for _, other := range others {
+		if other != path {
+			_ = os.Remove(other)
+		}
+	}
 }
