@@ -2,16 +2,15 @@ package insights_test
 
 import (
 	"bufio"
-	"context"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
@@ -22,10 +21,8 @@ import (
 	"github.com/fideliza/fideliza/domain/churn"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/customerscore"
-	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
-	"github.com/fideliza/fideliza/worker"
 )
 
 // cdnowPurchase is a line of the CDNOW sample: a customer's purchase.
@@ -61,8 +58,7 @@ func cdnowWithin(t *testing.T, want, got, tolerance float64, what string) {
 }
 
 // TestChurnModelFromSales loads the CDNOW sample (testdata/cdnow at the top of the repository) as POS
-// sales of a tenant, through registration and processing as the point of
-// sale and the worker make them, fits the tenant's model to the 39-week
+// sales of a tenant, through registration and processing, fits the tenant's model to the 39-week
 // calibration period ending 1997-09-30, and compares it with the published
 // figures: r, α, a and b within 1%, the conditional expectation 1.226 and
 // E[X(t)] within 0.5%. Then it scores every customer.
@@ -93,10 +89,12 @@ func TestChurnModelFromSales(t *testing.T) {
 		}
 		require.Len(t, cpfs, 2357)
 
-		// Registered and processed eight at a time, as points of sale and
-		// the worker would: the group commit and the worker's pool at work.
-		process := worker.ProcessSale(a)
+		// Registered eight at a time, as points of sale would (the group
+		// commit at work), then processed a day at a time in one group each,
+		// as the demo's year processes a day's sales at closing (the
+		// worker's path is worker's tests').
 		one := decimal.NewFromInt(1)
+		saleIDs := make([]string, len(purchases))
 		next := make(chan int)
 		errs := make(chan error, 8)
 		for range 8 {
@@ -118,13 +116,11 @@ func TestChurnModelFromSales(t *testing.T) {
 						Items:    []pos.SaleItemInput{{ID: "1", GTIN: "0000000000000", Description: "CDs", UnitPrice: &amount, Quantity: &one}},
 						Payments: []pos.SalePaymentInput{{ID: "1", Amount: &amount, Method: "CARD"}},
 					})
-					if err == nil {
-						err = process.Work(context.Background(), &river.Job[jobs.ProcessSale]{
-							JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25}, Args: jobs.ProcessSale{TenantID: env.TenantID, SaleID: s.ID}})
-					}
 					if err != nil {
 						failed = fmt.Errorf("purchase %d: %w", i, err)
+						continue
 					}
+					saleIDs[i] = s.ID
 				}
 				errs <- failed
 			}()
@@ -135,6 +131,13 @@ func TestChurnModelFromSales(t *testing.T) {
 		close(next)
 		for range 8 {
 			require.NoError(t, <-errs)
+		}
+		byDay := map[time.Time][]string{}
+		for i, p := range purchases {
+			byDay[p.at] = append(byDay[p.at], saleIDs[i])
+		}
+		for _, day := range slices.SortedFunc(maps.Keys(byDay), time.Time.Compare) {
+			require.NoError(t, a.POS.ProcessSales(ctx, byDay[day]...), day)
 		}
 		t.Logf("%d sales registered and processed in %v", len(purchases), time.Since(started).Round(time.Millisecond))
 
