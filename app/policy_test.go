@@ -1,12 +1,13 @@
 package app_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"path"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -26,9 +27,10 @@ import (
 	"github.com/fideliza/fideliza/app/webhooks"
 )
 
-// TestPolicies: every exported operation of every context's Service has a
-// rule in its context's policy table, and every rule names an operation.
-func TestPolicies(t *testing.T) {
+// TestRules: every exported operation of every context's Service has a
+// field in its context's Rules, every field names an operation, and each
+// rule carries its operation's name (what Scope's panic says).
+func TestRules(t *testing.T) {
 	kernelMethods := map[string]bool{}
 	kt := reflect.TypeFor[*kernel.Kernel]()
 	for i := range kt.NumMethod() {
@@ -42,8 +44,9 @@ func TestPolicies(t *testing.T) {
 			continue
 		}
 		seen++
-		policy, ok := policies[strings.ToLower(f.Name)]
-		require.True(t, ok, "context %s has no policy table in this test", f.Name)
+		dir := path.Base(f.Type.Elem().PkgPath())
+		rs, ok := rules[dir]
+		require.True(t, ok, "context %s (app/%s) has no Rules in this test", f.Name, dir)
 		ops := map[string]bool{}
 		for j := range f.Type.NumMethod() {
 			name := f.Type.Method(j).Name
@@ -51,38 +54,30 @@ func TestPolicies(t *testing.T) {
 				continue
 			}
 			ops[name] = true
-			require.Contains(t, policy, name, "%s.%s has no policy rule", f.Name, name)
+			_, ok := rs.Type().FieldByName(name)
+			require.True(t, ok, "%s.%s has no rule in %s.Rules", f.Name, name, dir)
 		}
-		for name, rule := range policy {
-			require.True(t, ops[name], "%s's policy names %s, which is no operation", f.Name, name)
-			kinds := 0
-			for _, on := range []bool{len(rule.Scopes) > 0, rule.System, rule.Internal} {
-				if on {
-					kinds++
-				}
+		for name, rule := range fields(rs) {
+			require.True(t, ops[name], "%s.Rules.%s names no operation", dir, name)
+			if rule.System || rule.Internal {
+				msg := fmt.Sprintf("policy: %s has no scope a transport may require", name)
+				require.PanicsWithValue(t, msg, func() { rule.Scope() }, "%s.Rules.%s carries its name", dir, name)
 			}
-			require.Equal(t, 1, kinds, "%s.%s: a rule is scopes, system or internal", f.Name, name)
 		}
 	}
-	require.Equal(t, len(policies), seen, "every context of App is checked")
+	require.Equal(t, len(rules), seen, "every context of App is checked")
 }
 
-// TestPoliciesEnforced: every operation whose rule is not internal begins
-// by checking it (Policy.Allow with its own name), so a transport cannot
-// reach it with less than its rule, whatever scope the transport required.
-func TestPoliciesEnforced(t *testing.T) {
-	dirs, err := filepath.Glob("*/policy.go")
-	require.NoError(t, err)
-	require.NotEmpty(t, dirs)
-	for _, p := range dirs {
-		dir := filepath.Dir(p)
-		if dir == "kernel" {
-			continue
-		}
+// TestRulesEnforced: every operation whose rule is not internal begins by
+// checking it (Rules.<its name>.Allow(ctx)), so a transport cannot reach it
+// with less than its rule, whatever scope the transport required.
+func TestRulesEnforced(t *testing.T) {
+	for dir, rs := range rules {
 		fset := token.NewFileSet()
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		require.NoError(t, err)
-		checks := map[string]string{} // operation → the name its first statement checks
+		require.NotEmpty(t, files, "app/%s", dir)
+		checks := map[string]string{} // operation → the rule its first statement checks
 		for _, name := range files {
 			if strings.HasSuffix(name, "_test.go") {
 				continue
@@ -91,26 +86,37 @@ func TestPoliciesEnforced(t *testing.T) {
 			require.NoError(t, err)
 			for _, d := range f.Decls {
 				fd, ok := d.(*ast.FuncDecl)
-				if !ok || fd.Recv == nil || !fd.Name.IsExported() {
+				if !ok || !isServiceMethod(fd) || !fd.Name.IsExported() {
 					continue
 				}
-				checks[fd.Name.Name] = allowedName(fd)
+				checks[fd.Name.Name] = allowedRule(fd)
 			}
 		}
-		policy, ok := policies[dir]
-		require.True(t, ok, "app/%s has a policy table this test does not know", dir)
-		for op, rule := range policy {
+		for op, rule := range fields(rs) {
 			if rule.Internal {
 				continue
 			}
-			require.Equal(t, op, checks[op], "%s.%s does not begin with Policy.Allow(ctx, %q)", dir, op, op)
+			require.Equal(t, op, checks[op], "%s.%s does not begin with Rules.%s.Allow(ctx)", dir, op, op)
 		}
 	}
 }
 
-// allowedName is the operation name of fd's first statement when it is
-// `if err := Policy.Allow(ctx, "Name"); err != nil`, else "".
-func allowedName(fd *ast.FuncDecl) string {
+// isServiceMethod says whether fd is a method of *Service.
+func isServiceMethod(fd *ast.FuncDecl) bool {
+	if fd.Recv == nil || len(fd.Recv.List) != 1 {
+		return false
+	}
+	star, ok := fd.Recv.List[0].Type.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	id, ok := star.X.(*ast.Ident)
+	return ok && id.Name == "Service"
+}
+
+// allowedRule is the rule fd's first statement checks when it is
+// `if err := Rules.Name.Allow(ctx); err != nil`, else "".
+func allowedRule(fd *ast.FuncDecl) string {
 	if fd.Body == nil || len(fd.Body.List) == 0 {
 		return ""
 	}
@@ -123,28 +129,40 @@ func allowedName(fd *ast.FuncDecl) string {
 		return ""
 	}
 	call, ok := as.Rhs[0].(*ast.CallExpr)
-	if !ok || len(call.Args) != 2 {
+	if !ok || len(call.Args) != 1 {
 		return ""
 	}
-	sel, ok := call.Fun.(*ast.SelectorExpr)
-	if !ok || sel.Sel.Name != "Allow" {
+	if arg, ok := call.Args[0].(*ast.Ident); !ok || arg.Name != "ctx" {
 		return ""
 	}
-	if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "Policy" {
+	allow, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || allow.Sel.Name != "Allow" {
 		return ""
 	}
-	lit, ok := call.Args[1].(*ast.BasicLit)
+	rule, ok := allow.X.(*ast.SelectorExpr)
 	if !ok {
 		return ""
 	}
-	name, _ := strconv.Unquote(lit.Value)
-	return name
+	if x, ok := rule.X.(*ast.Ident); !ok || x.Name != "Rules" {
+		return ""
+	}
+	return rule.Sel.Name
 }
 
-// policies are the contexts' tables, by package.
-var policies = map[string]kernel.Policy{
-	"customers": customers.Policy, "campaigns": campaigns.Policy, "loyalty": loyalty.Policy,
-	"insights": insights.Policy, "privacy": privacy.Policy, "backoffice": backoffice.Policy,
-	"webhooks": webhooks.Policy, "checkout": checkout.Policy, "pos": pos.Policy,
-	"audiences": audiences.Policy,
+// fields are the rules of a context's Rules, by operation.
+func fields(rs reflect.Value) map[string]kernel.Rule {
+	out := map[string]kernel.Rule{}
+	for i := range rs.NumField() {
+		out[rs.Type().Field(i).Name] = rs.Field(i).Interface().(kernel.Rule)
+	}
+	return out
+}
+
+// rules are the contexts' Rules, by package.
+var rules = map[string]reflect.Value{
+	"customers": reflect.ValueOf(customers.Rules), "campaigns": reflect.ValueOf(campaigns.Rules),
+	"loyalty": reflect.ValueOf(loyalty.Rules), "insights": reflect.ValueOf(insights.Rules),
+	"privacy": reflect.ValueOf(privacy.Rules), "backoffice": reflect.ValueOf(backoffice.Rules),
+	"webhooks": reflect.ValueOf(webhooks.Rules), "checkout": reflect.ValueOf(checkout.Rules),
+	"pos": reflect.ValueOf(pos.Rules), "audiences": reflect.ValueOf(audiences.Rules),
 }

@@ -40,62 +40,62 @@ type route struct {
 func (s *server) bearerRoutes() []route {
 	v1 := s.v1()
 	return slices.Concat([]route{
-		{"GET", "/v1/customers", customers.Policy.Scope("ListCustomers"), handle(v1, http.StatusOK, readCustomerPage, pagedOp(s.app.Customers.ListCustomers), customerPage)},
-		{"POST", "/v1/customers", customers.Policy.Scope("CreateCustomer"), handle(v1, http.StatusCreated, jsonBody[customers.CustomerInput], s.app.Customers.CreateCustomer, newCustomerJSON)},
-		{"POST", "/v1/customers/imports", customers.Policy.Scope("StartCustomerImport"), handle(v1, http.StatusAccepted, readCustomerImport, s.startCustomerImport, newCustomerImportJSON)},
-		{"GET", "/v1/customers/imports/{id}", customers.Policy.Scope("CustomerImport"), handle(v1, http.StatusOK, pathID, s.app.Customers.CustomerImport, customerImportOut)},
-		{"GET", "/v1/customers/imports/{id}/problems", customers.Policy.Scope("CustomerImportProblems"), s.customerImportProblems},
-		{"GET", "/v1/customers/{id}", customers.Policy.Scope("Customer"), handle(v1, http.StatusOK, pathID, s.app.Customers.Customer, fullCustomer)},
-		{"PUT", "/v1/customers/{id}", customers.Policy.Scope("ReplaceCustomer"), handle(v1, http.StatusOK, readCustomerWrite, onPathOp(s.app.Customers.ReplaceCustomer), fullCustomer)},
-		{"PATCH", "/v1/customers/{id}", customers.Policy.Scope("PatchCustomer"), handle(v1, http.StatusOK, readCustomerWrite, onPathOp(s.app.Customers.PatchCustomer), fullCustomer)},
-		{"DELETE", "/v1/customers/{id}", privacy.Policy.Scope("EraseCustomer"), handle(v1, http.StatusNoContent, pathID, noContent(s.app.Privacy.EraseCustomer), same[struct{}])},
-		{"GET", "/v1/customers/{id}/export", privacy.Policy.Scope("WriteCustomerExport"), s.exportCustomer},
+		{"GET", "/v1/customers", customers.Rules.ListCustomers.Scope(), handle(v1, http.StatusOK, readCustomerPage, pagedOp(s.app.Customers.ListCustomers), customerPage)},
+		{"POST", "/v1/customers", customers.Rules.CreateCustomer.Scope(), handle(v1, http.StatusCreated, jsonBody[customers.CustomerInput], s.app.Customers.CreateCustomer, newCustomerJSON)},
+		{"POST", "/v1/customers/imports", customers.Rules.StartCustomerImport.Scope(), handle(v1, http.StatusAccepted, readCustomerImport, s.startCustomerImport, newCustomerImportJSON)},
+		{"GET", "/v1/customers/imports/{id}", customers.Rules.CustomerImport.Scope(), handle(v1, http.StatusOK, pathID, s.app.Customers.CustomerImport, customerImportOut)},
+		{"GET", "/v1/customers/imports/{id}/problems", customers.Rules.CustomerImportProblems.Scope(), s.customerImportProblems},
+		{"GET", "/v1/customers/{id}", customers.Rules.Customer.Scope(), handle(v1, http.StatusOK, pathID, s.app.Customers.Customer, fullCustomer)},
+		{"PUT", "/v1/customers/{id}", customers.Rules.ReplaceCustomer.Scope(), handle(v1, http.StatusOK, readCustomerWrite, onPathOp(s.app.Customers.ReplaceCustomer), fullCustomer)},
+		{"PATCH", "/v1/customers/{id}", customers.Rules.PatchCustomer.Scope(), handle(v1, http.StatusOK, readCustomerWrite, onPathOp(s.app.Customers.PatchCustomer), fullCustomer)},
+		{"DELETE", "/v1/customers/{id}", privacy.Rules.EraseCustomer.Scope(), handle(v1, http.StatusNoContent, pathID, noContent(s.app.Privacy.EraseCustomer), same[struct{}])},
+		{"GET", "/v1/customers/{id}/export", privacy.Rules.WriteCustomerExport.Scope(), s.exportCustomer},
 
-		{"GET", "/v1/segments", customers.Policy.Scope("ListSegments"), handle(v1, http.StatusOK, readSegmentPage, pagedOp(s.app.Customers.ListSegments), segmentPage)},
-		{"POST", "/v1/segments", customers.Policy.Scope("CreateSegment"), handle(v1, http.StatusCreated, readSegment, s.app.Customers.CreateSegment, newSegmentJSON)},
-		{"POST", "/v1/segments/preview", audiences.Policy.Scope("PreviewAudience"), handle(v1, http.StatusOK, readPreview, s.app.Audiences.PreviewAudience, renderPreview)},
-		{"GET", "/v1/segments/{id}", customers.Policy.Scope("Segment"), handle(v1, http.StatusOK, pathID, s.app.Customers.Segment, renderSegment)},
-		{"PATCH", "/v1/segments/{id}", customers.Policy.Scope("UpdateSegment"), handle(v1, http.StatusOK, readSegmentPatch, onPathOp(s.app.Customers.UpdateSegment), renderSegment)},
+		{"GET", "/v1/segments", customers.Rules.ListSegments.Scope(), handle(v1, http.StatusOK, readSegmentPage, pagedOp(s.app.Customers.ListSegments), segmentPage)},
+		{"POST", "/v1/segments", customers.Rules.CreateSegment.Scope(), handle(v1, http.StatusCreated, readSegment, s.app.Customers.CreateSegment, newSegmentJSON)},
+		{"POST", "/v1/segments/preview", audiences.Rules.PreviewAudience.Scope(), handle(v1, http.StatusOK, readPreview, s.app.Audiences.PreviewAudience, renderPreview)},
+		{"GET", "/v1/segments/{id}", customers.Rules.Segment.Scope(), handle(v1, http.StatusOK, pathID, s.app.Customers.Segment, renderSegment)},
+		{"PATCH", "/v1/segments/{id}", customers.Rules.UpdateSegment.Scope(), handle(v1, http.StatusOK, readSegmentPatch, onPathOp(s.app.Customers.UpdateSegment), renderSegment)},
 
-		{"GET", "/v1/campaigns", campaigns.Policy.Scope("ListCampaigns"), handle(v1, http.StatusOK, readCampaignPage, pagedOp(s.app.Campaigns.ListCampaigns), campaignPage)},
-		{"POST", "/v1/campaigns", campaigns.Policy.Scope("CreateCampaign"), handle(v1, http.StatusCreated, readCampaign, s.app.Campaigns.CreateCampaign, newCampaignJSON)},
-		{"POST", "/v1/campaigns/validate", checkout.Policy.Scope("ValidateCart"), handleWith(v1, http.StatusOK, readValidate, inputOp[validateRequest](s.app.Checkout.ValidateCart), validateRequest.answer)},
-		{"GET", "/v1/campaigns/{id}", campaigns.Policy.Scope("Campaign"), handle(v1, http.StatusOK, pathID, s.app.Campaigns.Campaign, renderCampaign)},
-		{"DELETE", "/v1/campaigns/{id}", campaigns.Policy.Scope("EndCampaign"), handle(v1, http.StatusOK, pathID, s.app.Campaigns.EndCampaign, renderCampaign)},
-		{"POST", "/v1/campaigns/{id}/redeem", checkout.Policy.Scope("RedeemCampaign"), handle(v1, http.StatusCreated, readRedeem, s.redeem, same[redeemAnswer])},
-		{"POST", "/v1/campaigns/{id}/coupons", campaigns.Policy.Scope("AddCoupons"), handleWith(v1, http.StatusCreated, readCoupons, s.app.Campaigns.AddCoupons, renderCouponsAdded)},
-		{"GET", "/v1/campaigns/{id}/coupons", campaigns.Policy.Scope("ListCoupons"), s.listCoupons(handle(v1, http.StatusOK, pageOnPath("cpn_"), pagedOp(s.app.Campaigns.ListCoupons), couponPage))},
-		{"POST", "/v1/products", campaigns.Policy.Scope("ImportProducts"), handle(v1, http.StatusOK, readProducts, s.app.Campaigns.ImportProducts, renderCatalog)},
-		{"POST", "/v1/redemptions/{id}/rollback", loyalty.Policy.Scope("RollbackRedemption"), handle(v1, http.StatusOK, readRollback, onPathOp(s.app.Loyalty.RollbackRedemption), renderRollback)},
+		{"GET", "/v1/campaigns", campaigns.Rules.ListCampaigns.Scope(), handle(v1, http.StatusOK, readCampaignPage, pagedOp(s.app.Campaigns.ListCampaigns), campaignPage)},
+		{"POST", "/v1/campaigns", campaigns.Rules.CreateCampaign.Scope(), handle(v1, http.StatusCreated, readCampaign, s.app.Campaigns.CreateCampaign, newCampaignJSON)},
+		{"POST", "/v1/campaigns/validate", checkout.Rules.ValidateCart.Scope(), handleWith(v1, http.StatusOK, readValidate, inputOp[validateRequest](s.app.Checkout.ValidateCart), validateRequest.answer)},
+		{"GET", "/v1/campaigns/{id}", campaigns.Rules.Campaign.Scope(), handle(v1, http.StatusOK, pathID, s.app.Campaigns.Campaign, renderCampaign)},
+		{"DELETE", "/v1/campaigns/{id}", campaigns.Rules.EndCampaign.Scope(), handle(v1, http.StatusOK, pathID, s.app.Campaigns.EndCampaign, renderCampaign)},
+		{"POST", "/v1/campaigns/{id}/redeem", checkout.Rules.RedeemCampaign.Scope(), handle(v1, http.StatusCreated, readRedeem, s.redeem, same[redeemAnswer])},
+		{"POST", "/v1/campaigns/{id}/coupons", campaigns.Rules.AddCoupons.Scope(), handleWith(v1, http.StatusCreated, readCoupons, s.app.Campaigns.AddCoupons, renderCouponsAdded)},
+		{"GET", "/v1/campaigns/{id}/coupons", campaigns.Rules.ListCoupons.Scope(), s.listCoupons(handle(v1, http.StatusOK, pageOnPath("cpn_"), pagedOp(s.app.Campaigns.ListCoupons), couponPage))},
+		{"POST", "/v1/products", campaigns.Rules.ImportProducts.Scope(), handle(v1, http.StatusOK, readProducts, s.app.Campaigns.ImportProducts, renderCatalog)},
+		{"POST", "/v1/redemptions/{id}/rollback", loyalty.Rules.RollbackRedemption.Scope(), handle(v1, http.StatusOK, readRollback, onPathOp(s.app.Loyalty.RollbackRedemption), renderRollback)},
 
-		{"POST", "/v1/webhooks", webhooks.Policy.Scope("CreateWebhookEndpoint"), handle(v1, http.StatusCreated, readWebhook, s.app.Webhooks.CreateWebhookEndpoint, newWebhookJSON)},
-		{"GET", "/v1/webhooks", webhooks.Policy.Scope("WebhookEndpoints"), handle(v1, http.StatusOK, noRequest, noInput(s.app.Webhooks.WebhookEndpoints), webhookList)},
-		{"GET", "/v1/webhooks/{id}", webhooks.Policy.Scope("WebhookEndpoint"), handle(v1, http.StatusOK, pathID, s.app.Webhooks.WebhookEndpoint, renderWebhook)},
-		{"PATCH", "/v1/webhooks/{id}", webhooks.Policy.Scope("UpdateWebhookEndpoint"), handle(v1, http.StatusOK, readWebhookPatch, onPathOp(s.app.Webhooks.UpdateWebhookEndpoint), renderWebhook)},
-		{"DELETE", "/v1/webhooks/{id}", webhooks.Policy.Scope("DeleteWebhookEndpoint"), handle(v1, http.StatusNoContent, pathID, noContent(s.app.Webhooks.DeleteWebhookEndpoint), same[struct{}])},
-		{"POST", "/v1/webhooks/{id}/rotate-secret", webhooks.Policy.Scope("RotateWebhookSecret"), handle(v1, http.StatusOK, pathID, s.app.Webhooks.RotateWebhookSecret, renderRotated)},
-		{"GET", "/v1/webhooks/{id}/deliveries", webhooks.Policy.Scope("WebhookDeliveries"), handle(v1, http.StatusOK, pageOnPath("dlv_"), pagedOp(s.app.Webhooks.WebhookDeliveries), deliveryPage)},
-		{"POST", "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", webhooks.Policy.Scope("RedeliverWebhook"), handle(v1, http.StatusAccepted, readRedelivery, onPathOp(s.app.Webhooks.RedeliverWebhook), renderDelivery)},
+		{"POST", "/v1/webhooks", webhooks.Rules.CreateWebhookEndpoint.Scope(), handle(v1, http.StatusCreated, readWebhook, s.app.Webhooks.CreateWebhookEndpoint, newWebhookJSON)},
+		{"GET", "/v1/webhooks", webhooks.Rules.WebhookEndpoints.Scope(), handle(v1, http.StatusOK, noRequest, noInput(s.app.Webhooks.WebhookEndpoints), webhookList)},
+		{"GET", "/v1/webhooks/{id}", webhooks.Rules.WebhookEndpoint.Scope(), handle(v1, http.StatusOK, pathID, s.app.Webhooks.WebhookEndpoint, renderWebhook)},
+		{"PATCH", "/v1/webhooks/{id}", webhooks.Rules.UpdateWebhookEndpoint.Scope(), handle(v1, http.StatusOK, readWebhookPatch, onPathOp(s.app.Webhooks.UpdateWebhookEndpoint), renderWebhook)},
+		{"DELETE", "/v1/webhooks/{id}", webhooks.Rules.DeleteWebhookEndpoint.Scope(), handle(v1, http.StatusNoContent, pathID, noContent(s.app.Webhooks.DeleteWebhookEndpoint), same[struct{}])},
+		{"POST", "/v1/webhooks/{id}/rotate-secret", webhooks.Rules.RotateWebhookSecret.Scope(), handle(v1, http.StatusOK, pathID, s.app.Webhooks.RotateWebhookSecret, renderRotated)},
+		{"GET", "/v1/webhooks/{id}/deliveries", webhooks.Rules.WebhookDeliveries.Scope(), handle(v1, http.StatusOK, pageOnPath("dlv_"), pagedOp(s.app.Webhooks.WebhookDeliveries), deliveryPage)},
+		{"POST", "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", webhooks.Rules.RedeliverWebhook.Scope(), handle(v1, http.StatusAccepted, readRedelivery, onPathOp(s.app.Webhooks.RedeliverWebhook), renderDelivery)},
 
 		{"GET", "/graphql", "", s.graphql},
 		{"POST", "/graphql", "", s.graphql},
-		{"GET", "/v2/customers/{id}/churn", insights.Policy.Scope("CustomerChurn"), handle(v1, http.StatusOK, pathID, s.app.Insights.CustomerChurn, renderChurn)},
-		{"GET", "/v2/segments/predictive", insights.Policy.Scope("PredictiveSegments"), handle(v1, http.StatusOK, noRequest, s.predictiveSegments, same[predictiveJSON])},
-		{"GET", "/v2/segments/predictive/{key}/customers", customers.Policy.Scope("ListCustomers"), handle(v1, http.StatusOK, readPredictivePage, pagedOp(s.app.Customers.ListCustomers), customerPage)},
+		{"GET", "/v2/customers/{id}/churn", insights.Rules.CustomerChurn.Scope(), handle(v1, http.StatusOK, pathID, s.app.Insights.CustomerChurn, renderChurn)},
+		{"GET", "/v2/segments/predictive", insights.Rules.PredictiveSegments.Scope(), handle(v1, http.StatusOK, noRequest, s.predictiveSegments, same[predictiveJSON])},
+		{"GET", "/v2/segments/predictive/{key}/customers", customers.Rules.ListCustomers.Scope(), handle(v1, http.StatusOK, readPredictivePage, pagedOp(s.app.Customers.ListCustomers), customerPage)},
 	}, s.pointsRoutes(""), s.pointsRoutes("/v1"))
 }
 
 func (s *server) pointsRoutes(prefix string) []route {
 	v1 := s.v1()
 	return []route{
-		{"POST", prefix + "/points/credit", loyalty.Policy.Scope("CreditPoints"), handleWith(v1, http.StatusCreated, readCredit, s.app.Loyalty.CreditPoints, renderCredit)},
-		{"POST", prefix + "/points/debit", loyalty.Policy.Scope("DebitPoints"), handle(v1, http.StatusCreated, readDebit, s.app.Loyalty.DebitPoints, renderDebit)},
-		{"POST", prefix + "/points/reverse", loyalty.Policy.Scope("ReversePoints"), handle(v1, http.StatusCreated, readReverse, s.app.Loyalty.ReversePoints, renderReverse)},
-		{"POST", prefix + "/points/holds", loyalty.Policy.Scope("HoldOrderPoints"), handle(v1, http.StatusCreated, readOrderHold, s.app.Loyalty.HoldOrderPoints, renderOrderHold)},
-		{"POST", prefix + "/points/holds/{id}/capture", loyalty.Policy.Scope("CaptureOrderPoints"), handle(v1, http.StatusOK, readCapture, onPathOp(s.app.Loyalty.CaptureOrderPoints), renderOrderHold)},
-		{"POST", prefix + "/points/holds/{id}/rollback", loyalty.Policy.Scope("RollbackOrderPoints"), handle(v1, http.StatusOK, readRollback, onPathOp(s.app.Loyalty.RollbackOrderPoints), renderOrderHold)},
-		{"GET", prefix + "/points/balance/{customer_id}", loyalty.Policy.Scope("Balance"), handle(v1, http.StatusOK, pathCustomerID, s.app.Loyalty.Balance, renderBalance)},
-		{"GET", prefix + "/points/statement/{customer_id}", loyalty.Policy.Scope("Statement"), handleWith(v1, http.StatusOK, readStatement, s.statement, renderStatement)},
+		{"POST", prefix + "/points/credit", loyalty.Rules.CreditPoints.Scope(), handleWith(v1, http.StatusCreated, readCredit, s.app.Loyalty.CreditPoints, renderCredit)},
+		{"POST", prefix + "/points/debit", loyalty.Rules.DebitPoints.Scope(), handle(v1, http.StatusCreated, readDebit, s.app.Loyalty.DebitPoints, renderDebit)},
+		{"POST", prefix + "/points/reverse", loyalty.Rules.ReversePoints.Scope(), handle(v1, http.StatusCreated, readReverse, s.app.Loyalty.ReversePoints, renderReverse)},
+		{"POST", prefix + "/points/holds", loyalty.Rules.HoldOrderPoints.Scope(), handle(v1, http.StatusCreated, readOrderHold, s.app.Loyalty.HoldOrderPoints, renderOrderHold)},
+		{"POST", prefix + "/points/holds/{id}/capture", loyalty.Rules.CaptureOrderPoints.Scope(), handle(v1, http.StatusOK, readCapture, onPathOp(s.app.Loyalty.CaptureOrderPoints), renderOrderHold)},
+		{"POST", prefix + "/points/holds/{id}/rollback", loyalty.Rules.RollbackOrderPoints.Scope(), handle(v1, http.StatusOK, readRollback, onPathOp(s.app.Loyalty.RollbackOrderPoints), renderOrderHold)},
+		{"GET", prefix + "/points/balance/{customer_id}", loyalty.Rules.Balance.Scope(), handle(v1, http.StatusOK, pathCustomerID, s.app.Loyalty.Balance, renderBalance)},
+		{"GET", prefix + "/points/statement/{customer_id}", loyalty.Rules.Statement.Scope(), handleWith(v1, http.StatusOK, readStatement, s.statement, renderStatement)},
 	}
 }
 
@@ -105,20 +105,20 @@ const posPrefix = "/api/v1/tenants/{tenantId}"
 // posRouteTable are the routes of the point-of-sale interface, under
 // posPrefix, authenticated with HTTP Basic credentials of a POS client of
 // the path's tenant. Their scope is the operation's rule, which the operation
-// checks (Policy.Allow) and the POS authentication grants to POS clients.
+// checks (Rules.Op.Allow) and the POS authentication grants to POS clients.
 func (s *server) posRouteTable() []route {
 	till := s.pos()
 	authorize := handleWith(till, http.StatusOK, readAuthorize, inputOp[authorizeRequest](s.app.POS.AuthorizeDiscounts), authorizeRequest.answer)
 	return []route{
-		{"POST", "/customers/identify", pos.Policy.Scope("IdentifyCustomer"), handleWith(till, http.StatusOK, readIdentify, s.app.POS.IdentifyCustomer, renderIdentification)},
-		{"POST", "/discounts/authorizations", pos.Policy.Scope("AuthorizeDiscounts"), authorize},
-		{"POST", "/discounts/authorize", pos.Policy.Scope("AuthorizeDiscounts"), authorize},
-		{"POST", "/points/holds", pos.Policy.Scope("HoldPoints"), handle(till, http.StatusCreated, readPointsHold, holdOp(s.app.POS.HoldPoints), renderHold)},
-		{"DELETE", "/points/holds/{holdId}", pos.Policy.Scope("ReleasePointsHold"), handle(till, http.StatusOK, readHoldID, s.app.POS.ReleasePointsHold, renderHold)},
-		{"POST", "/sales", pos.Policy.Scope("RegisterSale"), handleWith(till, http.StatusAccepted, readSale, inputOp[saleRequest](s.app.POS.RegisterSale), saleRequest.answer)},
-		{"GET", "/sales/{saleId}", pos.Policy.Scope("SaleOutcome"), handle(till, http.StatusOK, readSaleRef, onPathOp(s.app.POS.SaleOutcome), renderSale)},
-		{"POST", "/sales/{saleId}/cancellation", pos.Policy.Scope("RegisterSaleReturn"), handle(till, http.StatusAccepted, readCancellation, s.app.POS.RegisterSaleReturn, renderReturnReceived)},
-		{"POST", "/sales/{saleId}/returns", pos.Policy.Scope("RegisterSaleReturn"), handle(till, http.StatusAccepted, readReturn, s.app.POS.RegisterSaleReturn, renderReturnReceived)},
+		{"POST", "/customers/identify", pos.Rules.IdentifyCustomer.Scope(), handleWith(till, http.StatusOK, readIdentify, s.app.POS.IdentifyCustomer, renderIdentification)},
+		{"POST", "/discounts/authorizations", pos.Rules.AuthorizeDiscounts.Scope(), authorize},
+		{"POST", "/discounts/authorize", pos.Rules.AuthorizeDiscounts.Scope(), authorize},
+		{"POST", "/points/holds", pos.Rules.HoldPoints.Scope(), handle(till, http.StatusCreated, readPointsHold, holdOp(s.app.POS.HoldPoints), renderHold)},
+		{"DELETE", "/points/holds/{holdId}", pos.Rules.ReleasePointsHold.Scope(), handle(till, http.StatusOK, readHoldID, s.app.POS.ReleasePointsHold, renderHold)},
+		{"POST", "/sales", pos.Rules.RegisterSale.Scope(), handleWith(till, http.StatusAccepted, readSale, inputOp[saleRequest](s.app.POS.RegisterSale), saleRequest.answer)},
+		{"GET", "/sales/{saleId}", pos.Rules.SaleOutcome.Scope(), handle(till, http.StatusOK, readSaleRef, onPathOp(s.app.POS.SaleOutcome), renderSale)},
+		{"POST", "/sales/{saleId}/cancellation", pos.Rules.RegisterSaleReturn.Scope(), handle(till, http.StatusAccepted, readCancellation, s.app.POS.RegisterSaleReturn, renderReturnReceived)},
+		{"POST", "/sales/{saleId}/returns", pos.Rules.RegisterSaleReturn.Scope(), handle(till, http.StatusAccepted, readReturn, s.app.POS.RegisterSaleReturn, renderReturnReceived)},
 	}
 }
 

@@ -25,16 +25,6 @@ import (
 	"github.com/fideliza/fideliza/storage"
 )
 
-// Policy says who may call each operation of the audiences context.
-var Policy = kernel.Policy{
-	"PreviewAudience":    kernel.Scope("customers:read"),
-	"RecomputeAudiences": kernel.System, // the periodic job
-	"Refresh":            kernel.Internal,
-	"Check":              kernel.Internal,
-	"RecomputeAudience":  kernel.Internal,
-	"RecomputeTenant":    kernel.Internal,
-}
-
 // SampleSize is how many customers a preview shows.
 const SampleSize = 10
 
@@ -76,7 +66,7 @@ type Preview struct {
 // has at most PreviewsPerClient in flight, and one stops when its client
 // leaves, its time is spent or its cost is over the budget.
 func (a *Service) PreviewAudience(ctx context.Context, rule string) (*Preview, error) {
-	if err := Policy.Allow(ctx, "PreviewAudience"); err != nil {
+	if err := Rules.PreviewAudience.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("rule", rule); err != nil {
@@ -264,7 +254,7 @@ func (a *Service) recomputeAudience(ctx context.Context, tx storage.Tx, id strin
 // others. It catches what no Refresh saw: days passing (days since the
 // last purchase), churn scores refitted, static segments' changes.
 func (a *Service) RecomputeAudiences(ctx context.Context) error {
-	if err := Policy.Allow(ctx, "RecomputeAudiences"); err != nil {
+	if err := Rules.RecomputeAudiences.Allow(ctx); err != nil {
 		return err
 	}
 	return a.EachActiveTenant(ctx, "audiences of", a.recomputeTenant)

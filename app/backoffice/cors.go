@@ -69,7 +69,7 @@ func (c *originsCache) invalidate() {
 // TenantsAllowingOrigin returns the tenants whose back-office origins
 // include origin (normalized by CORSOrigin), read at most originsTTL ago.
 func (a *Service) TenantsAllowingOrigin(ctx context.Context, origin string) (map[string]bool, error) {
-	if err := Policy.Allow(ctx, "TenantsAllowingOrigin"); err != nil {
+	if err := Rules.TenantsAllowingOrigin.Allow(ctx); err != nil {
 		return nil, err
 	}
 	c := &a.origins

@@ -31,7 +31,7 @@ import (
 
 // ManagedTenants returns the viewer's tenant followed by its sandboxes.
 func (a *Service) ManagedTenants(ctx context.Context) ([]*ent.Tenant, error) {
-	if err := Policy.Allow(ctx, "ManagedTenants"); err != nil {
+	if err := Rules.ManagedTenants.Allow(ctx); err != nil {
 		return nil, err
 	}
 	own, err := a.productionTenant(ctx)
@@ -66,13 +66,10 @@ func (a *Service) productionTenant(ctx context.Context) (*ent.Tenant, error) {
 // CreateSandbox creates a sandbox of the viewer's tenant and loads the demo
 // data into it; admins only.
 func (a *Service) CreateSandbox(ctx context.Context, name string) (*ent.Tenant, error) {
-	if err := Policy.Allow(ctx, "CreateSandbox"); err != nil {
+	if err := Rules.CreateSandbox.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("name", name); err != nil {
-		return nil, err
-	}
-	if err := kernel.Authorize(ctx, kernel.ScopeBackofficeWrite); err != nil {
 		return nil, err
 	}
 	own, err := a.productionTenant(ctx)
@@ -103,7 +100,7 @@ func (a *Service) CreateSandbox(ctx context.Context, name string) (*ent.Tenant, 
 // demo's generator at a sandbox's size. The load tool makes its tenant
 // with it, then adds the data its measures need.
 func (a *Service) SeedDemoTenant(ctx context.Context, tenantID string) error {
-	if err := Policy.Allow(ctx, "SeedDemoTenant"); err != nil {
+	if err := Rules.SeedDemoTenant.Allow(ctx); err != nil {
 		return err
 	}
 	return a.seedDemoTenant(ctx, tenantID)
@@ -133,7 +130,7 @@ func (a *Service) playSandboxHistory(ctx context.Context, sandboxID string) erro
 // InSandbox returns a context acting in sandboxID with the viewer's role,
 // when sandboxID is a sandbox of the viewer's tenant.
 func (a *Service) InSandbox(ctx context.Context, sandboxID string) (context.Context, error) {
-	if err := Policy.Allow(ctx, "InSandbox"); err != nil {
+	if err := Rules.InSandbox.Allow(ctx); err != nil {
 		return nil, err
 	}
 	return a.inSandbox(ctx, sandboxID)
@@ -160,7 +157,7 @@ func (a *Service) inSandbox(ctx context.Context, sandboxID string) (context.Cont
 
 // SandboxClients lists a sandbox's API clients, newest first.
 func (a *Service) SandboxClients(ctx context.Context, sandboxID string) ([]*ent.APIClient, error) {
-	if err := Policy.Allow(ctx, "SandboxClients"); err != nil {
+	if err := Rules.SandboxClients.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("sandbox_id", sandboxID); err != nil {
@@ -176,13 +173,10 @@ func (a *Service) SandboxClients(ctx context.Context, sandboxID string) ([]*ent.
 // CreateSandboxClient creates credentials of a sandbox; admins only. The
 // secret is in the answer only.
 func (a *Service) CreateSandboxClient(ctx context.Context, sandboxID string, kind apiclient.Kind, name string) (*ClientCredentials, error) {
-	if err := Policy.Allow(ctx, "CreateSandboxClient"); err != nil {
+	if err := Rules.CreateSandboxClient.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("sandbox_id", sandboxID, "name", name); err != nil {
-		return nil, err
-	}
-	if err := kernel.Authorize(ctx, kernel.ScopeBackofficeWrite); err != nil {
 		return nil, err
 	}
 	ctx, err := a.inSandbox(ctx, sandboxID)
@@ -194,13 +188,10 @@ func (a *Service) CreateSandboxClient(ctx context.Context, sandboxID string, kin
 
 // RotateSandboxClient gives a sandbox's client a new secret; admins only.
 func (a *Service) RotateSandboxClient(ctx context.Context, sandboxID, clientID string) (*ClientCredentials, error) {
-	if err := Policy.Allow(ctx, "RotateSandboxClient"); err != nil {
+	if err := Rules.RotateSandboxClient.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("sandbox_id", sandboxID, "client_id", clientID); err != nil {
-		return nil, err
-	}
-	if err := kernel.Authorize(ctx, kernel.ScopeBackofficeWrite); err != nil {
 		return nil, err
 	}
 	ctx, err := a.inSandbox(ctx, sandboxID)
@@ -213,13 +204,10 @@ func (a *Service) RotateSandboxClient(ctx context.Context, sandboxID, clientID s
 // ResetSandbox deletes a sandbox's data and loads the demo data again, in
 // one transaction; its credentials and settings stay. Admins only.
 func (a *Service) ResetSandbox(ctx context.Context, sandboxID string) error {
-	if err := Policy.Allow(ctx, "ResetSandbox"); err != nil {
+	if err := Rules.ResetSandbox.Allow(ctx); err != nil {
 		return err
 	}
 	if err := kernel.Guarded("sandbox_id", sandboxID); err != nil {
-		return err
-	}
-	if err := kernel.Authorize(ctx, kernel.ScopeBackofficeWrite); err != nil {
 		return err
 	}
 	if _, err := a.inSandbox(ctx, sandboxID); err != nil {

@@ -16,7 +16,7 @@ const RetiredKeyKeep = auth.LongestTokenLifetime + time.Hour
 // PruneSigningKeys deletes signing keys retired long enough ago that no
 // live token was signed with them.
 func (a *Service) PruneSigningKeys(ctx context.Context) error {
-	if err := Policy.Allow(ctx, "PruneSigningKeys"); err != nil {
+	if err := Rules.PruneSigningKeys.Allow(ctx); err != nil {
 		return err
 	}
 	_, err := a.DB.Ent.SigningKey.Delete().

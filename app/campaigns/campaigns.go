@@ -199,7 +199,7 @@ func (in CampaignInput) validate(now time.Time) error {
 
 // CreateCampaign creates a campaign; its status follows from its dates.
 func (a *Service) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campaign, error) {
-	if err := Policy.Allow(ctx, "CreateCampaign"); err != nil {
+	if err := Rules.CreateCampaign.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("", in); err != nil {
@@ -298,7 +298,7 @@ func (a *Service) WithStatus(c *ent.Campaign) *ent.Campaign {
 
 // Campaign reads one campaign.
 func (a *Service) Campaign(ctx context.Context, id string) (*ent.Campaign, error) {
-	if err := Policy.Allow(ctx, "Campaign"); err != nil {
+	if err := Rules.Campaign.Allow(ctx); err != nil {
 		return nil, err
 	}
 	return a.campaign(ctx, id)
@@ -328,7 +328,7 @@ type CampaignFilter struct {
 // ListCampaigns lists campaigns, newest first, filtered by their status as
 // of now, type and channel (a campaign for every channel matches any).
 func (a *Service) ListCampaigns(ctx context.Context, f CampaignFilter, after *ent.Cursor, first int) (*ent.CampaignConnection, error) {
-	if err := Policy.Allow(ctx, "ListCampaigns"); err != nil {
+	if err := Rules.ListCampaigns.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("", f); err != nil {
@@ -383,7 +383,7 @@ func forChannel(ch string) predicate.Campaign {
 // EndCampaign deactivates a campaign (DELETE); ending an ended campaign
 // changes nothing.
 func (a *Service) EndCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
-	if err := Policy.Allow(ctx, "EndCampaign"); err != nil {
+	if err := Rules.EndCampaign.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("id", id); err != nil {
@@ -394,7 +394,7 @@ func (a *Service) EndCampaign(ctx context.Context, id string) (*ent.Campaign, er
 
 // PauseCampaign stops a campaign's benefits until it is resumed.
 func (a *Service) PauseCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
-	if err := Policy.Allow(ctx, "PauseCampaign"); err != nil {
+	if err := Rules.PauseCampaign.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("id", id); err != nil {
@@ -405,7 +405,7 @@ func (a *Service) PauseCampaign(ctx context.Context, id string) (*ent.Campaign, 
 
 // ResumeCampaign lifts a pause; the status follows from the dates again.
 func (a *Service) ResumeCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
-	if err := Policy.Allow(ctx, "ResumeCampaign"); err != nil {
+	if err := Rules.ResumeCampaign.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("id", id); err != nil {

@@ -94,7 +94,7 @@ func normalizeCategory(path string) string {
 // rows, and rows repeating an earlier one's GTIN or SKU, are skipped with
 // their problem; the others are written in one transaction.
 func (a *Service) ImportProducts(ctx context.Context, rows []ProductInput) (*CatalogResult, error) {
-	if err := Policy.Allow(ctx, "ImportProducts"); err != nil {
+	if err := Rules.ImportProducts.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("", rows); err != nil {

@@ -148,7 +148,7 @@ func validCouponCode(code string) bool {
 
 // AddCoupons generates or imports codes for a campaign that requires one.
 func (a *Service) AddCoupons(ctx context.Context, in CouponsInput) (*CouponsAdded, error) {
-	if err := Policy.Allow(ctx, "AddCoupons"); err != nil {
+	if err := Rules.AddCoupons.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("", in); err != nil {
@@ -380,7 +380,7 @@ func CouponStatus(c *ent.Coupon) string {
 
 // ListCoupons lists a campaign's codes, oldest first.
 func (a *Service) ListCoupons(ctx context.Context, campaignID string, after *ent.Cursor, first int) (*ent.CouponConnection, error) {
-	if err := Policy.Allow(ctx, "ListCoupons"); err != nil {
+	if err := Rules.ListCoupons.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("campaign_id", campaignID); err != nil {
@@ -398,7 +398,7 @@ func (a *Service) ListCoupons(ctx context.Context, campaignID string, after *ent
 // EachCoupon calls fn with each of a campaign's codes, oldest first, a page
 // at a time (as exports read): a million codes never sit in memory.
 func (a *Service) EachCoupon(ctx context.Context, campaignID string, fn func(*ent.Coupon) error) error {
-	if err := Policy.Allow(ctx, "EachCoupon"); err != nil {
+	if err := Rules.EachCoupon.Allow(ctx); err != nil {
 		return err
 	}
 	if err := kernel.Guarded("campaign_id", campaignID); err != nil {

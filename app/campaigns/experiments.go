@@ -14,7 +14,7 @@ import (
 // eligibility sees (experiment.HeldOut), whether or not the customer is in
 // the campaign's target. It reads nothing.
 func (a *Service) HoldsOut(ctx context.Context, c *ent.Campaign, customerID string) (bool, error) {
-	if err := Policy.Allow(ctx, "HoldsOut"); err != nil {
+	if err := Rules.HoldsOut.Allow(ctx); err != nil {
 		return false, err
 	}
 	if err := kernel.Guarded("customer_id", customerID); err != nil {

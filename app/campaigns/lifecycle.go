@@ -21,7 +21,7 @@ import (
 // starts. Reads compute the status from the dates anyway; this makes it
 // stored and emits the event.
 func (a *Service) RunCampaignLifecycle(ctx context.Context) error {
-	if err := Policy.Allow(ctx, "RunCampaignLifecycle"); err != nil {
+	if err := Rules.RunCampaignLifecycle.Allow(ctx); err != nil {
 		return err
 	}
 	now := a.Stamp()

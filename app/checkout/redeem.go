@@ -97,7 +97,7 @@ func (in RedeemInput) validate() error {
 // the redemption carries its campaign. With idem, a repeated key returns
 // the stored answer instead (a replay, and no redemption).
 func (a *Service) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempotency) (*ent.Redemption, *Redeemed, error) {
-	if err := Policy.Allow(ctx, "RedeemCampaign"); err != nil {
+	if err := Rules.RedeemCampaign.Allow(ctx); err != nil {
 		return nil, nil, err
 	}
 	if err := kernel.Guarded("", in); err != nil {

@@ -97,7 +97,7 @@ func itemField(i int, name string) string {
 // the result with a signed token that carries it, redeemable for
 // ValidationTTL; it writes nothing.
 func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, error) {
-	if err := Policy.Allow(ctx, "ValidateCart"); err != nil {
+	if err := Rules.ValidateCart.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("", in); err != nil {

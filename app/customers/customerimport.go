@@ -74,7 +74,7 @@ type ImportResult struct {
 // a CPF or e-mail that a file repeats in a later batch is then refused as
 // already registered, as one repeated within a batch is.
 func (a *Service) ImportCustomers(ctx context.Context, rows iter.Seq2[ImportRow, error], opts ImportOptions) (ImportResult, error) {
-	if err := Policy.Allow(ctx, "ImportCustomers"); err != nil {
+	if err := Rules.ImportCustomers.Allow(ctx); err != nil {
 		return ImportResult{}, err
 	}
 	return a.importCustomers(ctx, rows, opts)

@@ -33,7 +33,7 @@ const MaxImportBytes = 256 << 20
 // checks and matches the rows only. The import answers at once: a worker
 // loads it (RunCustomerImport) and CustomerImport tells how it goes.
 func (a *Service) StartCustomerImport(ctx context.Context, file io.Reader, format string, dryRun bool) (*ent.CustomerImport, error) {
-	if err := Policy.Allow(ctx, "StartCustomerImport"); err != nil {
+	if err := Rules.StartCustomerImport.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if format != "csv" && format != "jsonl" {
@@ -93,7 +93,7 @@ func (a *Service) storeImportFile(ctx context.Context, importID string, file io.
 // FailCustomerImport ends an import as failed for reason and drops its
 // file: its header could not be read, or its job ran out of attempts.
 func (a *Service) FailCustomerImport(ctx context.Context, importID, reason string) error {
-	if err := Policy.Allow(ctx, "FailCustomerImport"); err != nil {
+	if err := Rules.FailCustomerImport.Allow(ctx); err != nil {
 		return err
 	}
 	return a.failCustomerImport(ctx, importID, reason)
@@ -134,7 +134,7 @@ func (a *Service) recordImportProgress(ctx context.Context, c *ent.Client, imp *
 
 // CustomerImport returns one of the viewer's tenant's imports.
 func (a *Service) CustomerImport(ctx context.Context, id string) (*ent.CustomerImport, error) {
-	if err := Policy.Allow(ctx, "CustomerImport"); err != nil {
+	if err := Rules.CustomerImport.Allow(ctx); err != nil {
 		return nil, err
 	}
 	return a.customerImport(ctx, id)
@@ -160,7 +160,7 @@ const MaxImportProblemsPage = 5000
 // order: at most limit of them (1 to MaxImportProblemsPage) after the one
 // whose id is afterID (0: from the first).
 func (a *Service) CustomerImportProblems(ctx context.Context, id string, afterID, limit int) ([]*ent.CustomerImportProblem, error) {
-	if err := Policy.Allow(ctx, "CustomerImportProblems"); err != nil {
+	if err := Rules.CustomerImportProblems.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if limit < 1 || limit > MaxImportProblemsPage {
@@ -179,7 +179,7 @@ func (a *Service) CustomerImportProblems(ctx context.Context, id string, afterID
 // run resumes after the last committed batch; a file that cannot be read
 // as a whole (a bad header) fails the import, not the job.
 func (a *Service) RunCustomerImport(ctx context.Context, id string) error {
-	if err := Policy.Allow(ctx, "RunCustomerImport"); err != nil {
+	if err := Rules.RunCustomerImport.Allow(ctx); err != nil {
 		return err
 	}
 	imp, err := a.customerImport(ctx, id)

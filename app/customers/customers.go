@@ -130,7 +130,7 @@ func (in CustomerInput) validate(mode writeMode) (cpf string, err error) {
 
 // CreateCustomer registers a customer in the viewer's tenant.
 func (a *Service) CreateCustomer(ctx context.Context, in CustomerInput) (*ent.Customer, error) {
-	if err := Policy.Allow(ctx, "CreateCustomer"); err != nil {
+	if err := Rules.CreateCustomer.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("", in); err != nil {
@@ -208,7 +208,7 @@ func newCustomer(c *ent.Client, in CustomerInput, cpf string, now time.Time) *en
 // ReplaceCustomer is PUT: the create fields are required and every optional
 // field absent from in is cleared.
 func (a *Service) ReplaceCustomer(ctx context.Context, id string, in CustomerInput) (*ent.Customer, error) {
-	if err := Policy.Allow(ctx, "ReplaceCustomer"); err != nil {
+	if err := Rules.ReplaceCustomer.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("id", id, "", in); err != nil {
@@ -220,7 +220,7 @@ func (a *Service) ReplaceCustomer(ctx context.Context, id string, in CustomerInp
 // PatchCustomer is a JSON merge patch: only the fields present change, and
 // null clears an optional field.
 func (a *Service) PatchCustomer(ctx context.Context, id string, in CustomerInput) (*ent.Customer, error) {
-	if err := Policy.Allow(ctx, "PatchCustomer"); err != nil {
+	if err := Rules.PatchCustomer.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("id", id, "", in); err != nil {
@@ -395,7 +395,7 @@ func duplicateOr(err error) error {
 
 // Customer reads one customer of the viewer's tenant with its segments.
 func (a *Service) Customer(ctx context.Context, id string) (*ent.Customer, error) {
-	if err := Policy.Allow(ctx, "Customer"); err != nil {
+	if err := Rules.Customer.Allow(ctx); err != nil {
 		return nil, err
 	}
 	return a.customer(ctx, id)

@@ -24,7 +24,7 @@ var DefaultDocumentLookups = ratelimit.Quota{Limit: 100, Window: 15 * time.Minut
 // complete, valid CPF or CNPJ (formatted or not), as Customer does. It is a
 // document lookup: counted against the client's quota and audited.
 func (a *Service) CustomerByDocument(ctx context.Context, doc string) (*ent.Customer, error) {
-	if err := Policy.Allow(ctx, "CustomerByDocument"); err != nil {
+	if err := Rules.CustomerByDocument.Allow(ctx); err != nil {
 		return nil, err
 	}
 	_, d, err := document.ParseAny(doc)

@@ -150,7 +150,7 @@ func valueOrder(f CustomerFilter, after *ent.Cursor) (o *customerOrder, keyset p
 // the database (migration 0008), so neither the page nor the total costs more
 // at a million customers than at ten thousand.
 func (a *Service) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cursor, first int) (*ent.CustomerConnection, error) {
-	if err := Policy.Allow(ctx, "ListCustomers"); err != nil {
+	if err := Rules.ListCustomers.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("", f); err != nil {

@@ -51,7 +51,7 @@ type SegmentInput struct {
 // first members if any, or an audience when a rule is given (its members,
 // those the rule selects now, join in the same transaction).
 func (a *Service) CreateSegment(ctx context.Context, in SegmentInput) (*ent.Segment, error) {
-	if err := Policy.Allow(ctx, "CreateSegment"); err != nil {
+	if err := Rules.CreateSegment.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("name", in.Name, "description", in.Description, "rule", in.Rule, "members", in.AddMembers); err != nil {
@@ -85,7 +85,7 @@ func (a *Service) CreateSegment(ctx context.Context, in SegmentInput) (*ent.Segm
 // static segment's members, all at once. A static segment stays static: a
 // rule is for an audience, whose members are its rule's.
 func (a *Service) UpdateSegment(ctx context.Context, id string, in SegmentInput) (*ent.Segment, error) {
-	if err := Policy.Allow(ctx, "UpdateSegment"); err != nil {
+	if err := Rules.UpdateSegment.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("id", id, "name", in.Name, "description", in.Description, "rule", in.Rule,
@@ -158,7 +158,7 @@ func (a *Service) changeMembers(ctx context.Context, tx storage.Tx, seg *ent.Seg
 // ListSegments lists the segments of the viewer's tenant, newest first;
 // kind "static" or "audience" keeps those only.
 func (a *Service) ListSegments(ctx context.Context, kind string, after *ent.Cursor, first int) (*ent.SegmentConnection, error) {
-	if err := Policy.Allow(ctx, "ListSegments"); err != nil {
+	if err := Rules.ListSegments.Allow(ctx); err != nil {
 		return nil, err
 	}
 	afterID := ""
@@ -194,7 +194,7 @@ func (a *Service) ListSegments(ctx context.Context, kind string, after *ent.Curs
 
 // Segment reads a segment of the viewer's tenant.
 func (a *Service) Segment(ctx context.Context, id string) (*ent.Segment, error) {
-	if err := Policy.Allow(ctx, "Segment"); err != nil {
+	if err := Rules.Segment.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("id", id); err != nil {
@@ -225,7 +225,7 @@ func (a *Service) checkSegment(in SegmentInput) error {
 // AddSegmentCustomers adds customers of the viewer's tenant to a segment;
 // members stay members. Every id must name a visible customer.
 func (a *Service) AddSegmentCustomers(ctx context.Context, segmentID string, customerIDs []string) (*ent.Segment, error) {
-	if err := Policy.Allow(ctx, "AddSegmentCustomers"); err != nil {
+	if err := Rules.AddSegmentCustomers.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("segment_id", segmentID, "customer_i_ds", customerIDs); err != nil {
@@ -253,7 +253,7 @@ func (a *Service) AddSegmentCustomers(ctx context.Context, segmentID string, cus
 // RemoveSegmentCustomers takes customers out of a segment; ids of
 // non-members are ignored.
 func (a *Service) RemoveSegmentCustomers(ctx context.Context, segmentID string, customerIDs []string) (*ent.Segment, error) {
-	if err := Policy.Allow(ctx, "RemoveSegmentCustomers"); err != nil {
+	if err := Rules.RemoveSegmentCustomers.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("segment_id", segmentID, "customer_i_ds", customerIDs); err != nil {
@@ -276,7 +276,7 @@ func (a *Service) RemoveSegmentCustomers(ctx context.Context, segmentID string, 
 // ImportSegmentCPFs adds the customers with the given CPFs to a segment and
 // reports the CPFs it could not use.
 func (a *Service) ImportSegmentCPFs(ctx context.Context, segmentID string, cpfs []string) (*SegmentImport, error) {
-	if err := Policy.Allow(ctx, "ImportSegmentCPFs"); err != nil {
+	if err := Rules.ImportSegmentCPFs.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("segment_id", segmentID, "cpfs", cpfs); err != nil {

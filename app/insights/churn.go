@@ -244,7 +244,7 @@ func (a *Service) fitChurnModel(ctx context.Context, loc *time.Location, asOf ti
 // tenant up to asOf and stores it, with the tenant's high-value threshold:
 // the model customers are scored with until the next fit.
 func (a *Service) FitChurnModel(ctx context.Context, asOf time.Time) (*ent.ChurnModel, error) {
-	if err := Policy.Allow(ctx, "FitChurnModel"); err != nil {
+	if err := Rules.FitChurnModel.Allow(ctx); err != nil {
 		return nil, err
 	}
 	loc, err := a.TenantZone(ctx)
@@ -317,7 +317,7 @@ func score(customerID string, m *ent.ChurnModel, p *purchases, loc *time.Locatio
 // CustomerChurn scores one customer of the viewer's tenant now, under the
 // tenant's newest model.
 func (a *Service) CustomerChurn(ctx context.Context, customerID string) (*ChurnScore, error) {
-	if err := Policy.Allow(ctx, "CustomerChurn"); err != nil {
+	if err := Rules.CustomerChurn.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("id", customerID); err != nil {
@@ -355,7 +355,7 @@ func (a *Service) CustomerChurn(ctx context.Context, customerID string) (*ChurnS
 // now (the model refitted if it is due) by a River job, rather than at the
 // next daily run; queued is false when a run was already waiting.
 func (a *Service) RefreshChurnScores(ctx context.Context) (queued bool, err error) {
-	if err := Policy.Allow(ctx, "RefreshChurnScores"); err != nil {
+	if err := Rules.RefreshChurnScores.Allow(ctx); err != nil {
 		return false, err
 	}
 	tenantID, err := kernel.ViewerTenant(ctx)
@@ -376,7 +376,7 @@ func (a *Service) RefreshChurnScores(ctx context.Context) (queued bool, err erro
 // ScoreAllTenants scores the customers of every active tenant, each as
 // ScoreCustomers does; a tenant that fails does not stop the others.
 func (a *Service) ScoreAllTenants(ctx context.Context) error {
-	if err := Policy.Allow(ctx, "ScoreAllTenants"); err != nil {
+	if err := Rules.ScoreAllTenants.Allow(ctx); err != nil {
 		return err
 	}
 	return a.EachActiveTenant(ctx, "scoring", func(ctx context.Context) error {
@@ -391,7 +391,7 @@ func (a *Service) ScoreAllTenants(ctx context.Context) error {
 // it is read, its writes overlapping the reads of the next pages. A tenant
 // too small to fit keeps its last model (or none) and is scored with it.
 func (a *Service) ScoreCustomers(ctx context.Context, asOf time.Time) (int, error) {
-	if err := Policy.Allow(ctx, "ScoreCustomers"); err != nil {
+	if err := Rules.ScoreCustomers.Allow(ctx); err != nil {
 		return 0, err
 	}
 	return a.scoreCustomers(ctx, asOf)

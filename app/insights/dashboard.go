@@ -33,7 +33,7 @@ const (
 // distinct customers of the period (an index range each), then united:
 // asking customer by customer whether any exists is far slower.
 func (a *Service) ActiveCustomers(ctx context.Context, from, to time.Time) (int, error) {
-	if err := Policy.Allow(ctx, "ActiveCustomers"); err != nil {
+	if err := Rules.ActiveCustomers.Allow(ctx); err != nil {
 		return 0, err
 	}
 	if err := checkPeriod(from, to, 0); err != nil {
@@ -96,7 +96,7 @@ type CampaignPerformance struct {
 // the statements of one campaign. Every id has its performance, zero
 // without redemptions.
 func (a *Service) CampaignsPerformance(ctx context.Context, ids []string, from, to *time.Time) (map[string]*CampaignPerformance, error) {
-	if err := Policy.Allow(ctx, "CampaignsPerformance"); err != nil {
+	if err := Rules.CampaignsPerformance.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("from", from, "to", to); err != nil {
@@ -156,7 +156,7 @@ type StoreDaySales struct {
 // SalesByStoreDay sums the sales within [from, to) per store and per day in
 // the time zone tz (the tenant's when empty), by day and store code.
 func (a *Service) SalesByStoreDay(ctx context.Context, from, to time.Time, tz string) ([]*StoreDaySales, error) {
-	if err := Policy.Allow(ctx, "SalesByStoreDay"); err != nil {
+	if err := Rules.SalesByStoreDay.Allow(ctx); err != nil {
 		return nil, err
 	}
 	loc, err := a.dashboardZone(ctx, from, to, tz)
@@ -277,7 +277,7 @@ type DayPoints struct {
 // latest ledger entry left, so the ledger is read once, customer by
 // customer, in batches, and each entry adds what it changed to its day.
 func (a *Service) PointsLiabilityByDay(ctx context.Context, from, to time.Time, tz string) ([]DayPoints, error) {
-	if err := Policy.Allow(ctx, "PointsLiabilityByDay"); err != nil {
+	if err := Rules.PointsLiabilityByDay.Allow(ctx); err != nil {
 		return nil, err
 	}
 	loc, err := a.dashboardZone(ctx, from, to, tz)

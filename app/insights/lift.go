@@ -24,7 +24,7 @@ import (
 // bonus-points campaign is taken to have given). Nil for a campaign without
 // a holdout.
 func (a *Service) CampaignLift(ctx context.Context, c *ent.Campaign) (*experiment.Lift, error) {
-	if err := Policy.Allow(ctx, "CampaignLift"); err != nil {
+	if err := Rules.CampaignLift.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if c.HoldoutBasisPoints == 0 {

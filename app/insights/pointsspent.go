@@ -32,7 +32,7 @@ type StoreDayPointsSpent struct {
 // amount its hold was placed for: exact, the worth of the points when they
 // were spent, whatever the point's value became later.
 func (a *Service) PointsSpentByStoreDay(ctx context.Context, from, to time.Time, tz string) ([]*StoreDayPointsSpent, error) {
-	if err := Policy.Allow(ctx, "PointsSpentByStoreDay"); err != nil {
+	if err := Rules.PointsSpentByStoreDay.Allow(ctx); err != nil {
 		return nil, err
 	}
 	loc, err := a.dashboardZone(ctx, from, to, tz)

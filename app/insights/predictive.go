@@ -63,7 +63,7 @@ func (a *Service) predictiveSegment(ctx context.Context, key string) (Predictive
 // with their members counted, and the model the scores come from (nil when
 // none is fitted).
 func (a *Service) PredictiveSegments(ctx context.Context) ([]PredictiveSegment, *ent.ChurnModel, error) {
-	if err := Policy.Allow(ctx, "PredictiveSegments"); err != nil {
+	if err := Rules.PredictiveSegments.Allow(ctx); err != nil {
 		return nil, nil, err
 	}
 	m, err := a.latestChurnModel(ctx)

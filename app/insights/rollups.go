@@ -192,7 +192,7 @@ func (a *Service) pointsMoved(ctx context.Context, from, to time.Time) (int64, e
 // it returns the tenants rebuilt. Dashboards read the previous rollups
 // until a tenant's transaction commits.
 func (a *Service) RebuildRollups(ctx context.Context, tenantID string) ([]string, error) {
-	if err := Policy.Allow(ctx, "RebuildRollups"); err != nil {
+	if err := Rules.RebuildRollups.Allow(ctx); err != nil {
 		return nil, err
 	}
 	ctx = viewer.SystemContext(ctx)

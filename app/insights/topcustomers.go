@@ -39,7 +39,7 @@ type TopCustomer struct {
 // older customer. Money is summed exactly, so the sales are read (in
 // batches), not summed by SQLite, where decimals are text.
 func (a *Service) TopCustomers(ctx context.Context, from, to time.Time, first int, by TopCustomersBy) ([]TopCustomer, error) {
-	if err := Policy.Allow(ctx, "TopCustomers"); err != nil {
+	if err := Rules.TopCustomers.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := checkPeriod(from, to, maxDashboardPeriod); err != nil {

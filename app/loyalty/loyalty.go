@@ -63,7 +63,7 @@ type PointsMovement struct {
 // CreditPoints credits an order once: a repeated call answers with the
 // first result and credits nothing more.
 func (a *Service) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement, error) {
-	if err := Policy.Allow(ctx, "CreditPoints"); err != nil {
+	if err := Rules.CreditPoints.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("", in); err != nil {
@@ -184,7 +184,7 @@ func (a *Service) creditOrderBonuses(ctx context.Context, c *ent.Client, custome
 // DebitPoints spends points, those expiring first first; a balance never
 // goes below zero.
 func (a *Service) DebitPoints(ctx context.Context, in DebitInput) (*PointsMovement, error) {
-	if err := Policy.Allow(ctx, "DebitPoints"); err != nil {
+	if err := Rules.DebitPoints.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("", in); err != nil {
@@ -221,7 +221,7 @@ func (a *Service) DebitPoints(ctx context.Context, in DebitInput) (*PointsMoveme
 
 // AdjustPoints is an operator's correction, with the reason recorded.
 func (a *Service) AdjustPoints(ctx context.Context, in AdjustInput) (*PointsMovement, error) {
-	if err := Policy.Allow(ctx, "AdjustPoints"); err != nil {
+	if err := Rules.AdjustPoints.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("", in); err != nil {
@@ -301,7 +301,7 @@ type PointsBalance struct {
 
 // Balance reads a customer's points balance.
 func (a *Service) Balance(ctx context.Context, customerID string) (*PointsBalance, error) {
-	if err := Policy.Allow(ctx, "Balance"); err != nil {
+	if err := Rules.Balance.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("customer_id", customerID); err != nil {
@@ -347,7 +347,7 @@ type StatementFilter struct {
 
 // Statement lists a customer's ledger entries, newest first.
 func (a *Service) Statement(ctx context.Context, customerID string, f StatementFilter, after *ent.Cursor, first int) (*ent.PointsEntryConnection, error) {
-	if err := Policy.Allow(ctx, "Statement"); err != nil {
+	if err := Rules.Statement.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("customer_id", customerID, "", f); err != nil {
@@ -381,7 +381,7 @@ func (a *Service) Statement(ctx context.Context, customerID string, f StatementF
 // ByLevel counts the viewer's tenant's customers and their points per
 // level, every level listed, lowest first.
 func (a *Service) ByLevel(ctx context.Context) ([]LevelLiability, error) {
-	if err := Policy.Allow(ctx, "ByLevel"); err != nil {
+	if err := Rules.ByLevel.Allow(ctx); err != nil {
 		return nil, err
 	}
 	return a.byLevel(ctx)
@@ -435,7 +435,7 @@ type MonthLiability struct {
 
 // PointsLiability sums the viewer's tenant's outstanding points.
 func (a *Service) PointsLiability(ctx context.Context) (*Liability, error) {
-	if err := Policy.Allow(ctx, "PointsLiability"); err != nil {
+	if err := Rules.PointsLiability.Allow(ctx); err != nil {
 		return nil, err
 	}
 	byLevel, err := a.byLevel(ctx)

@@ -47,7 +47,7 @@ func orderOf(h *ent.PointsHold) string { return strings.TrimPrefix(h.Session, or
 // in.Amount of an online order, under the programme's rules (HoldPoints);
 // the same order asked again answers its hold (Replayed).
 func (a *Service) HoldOrderPoints(ctx context.Context, in OrderHoldInput) (*OrderHold, error) {
-	if err := Policy.Allow(ctx, "HoldOrderPoints"); err != nil {
+	if err := Rules.HoldOrderPoints.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("", in); err != nil {
@@ -134,7 +134,7 @@ func (a *Service) onlineHold(ctx context.Context, c *ent.Client, id, order strin
 // its share of the order. Captured again (concurrently or not), it debits
 // nothing more and answers the first capture (Replayed).
 func (a *Service) CaptureOrderPoints(ctx context.Context, id string, in CaptureInput) (*OrderHold, error) {
-	if err := Policy.Allow(ctx, "CaptureOrderPoints"); err != nil {
+	if err := Rules.CaptureOrderPoints.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("id", id, "", in); err != nil {
@@ -214,7 +214,7 @@ func (a *Service) CaptureOrderPoints(ctx context.Context, id string, in CaptureI
 // `refund` entry, spendable at once; an open hold is released. A hold
 // rolled back or released already answers as it is (Replayed).
 func (a *Service) RollbackOrderPoints(ctx context.Context, id, reason string) (*OrderHold, error) {
-	if err := Policy.Allow(ctx, "RollbackOrderPoints"); err != nil {
+	if err := Rules.RollbackOrderPoints.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("id", id, "reason", reason); err != nil {

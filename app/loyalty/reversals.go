@@ -93,7 +93,7 @@ func loadOrderPoints(ctx context.Context, c *ent.Client, customerID, orderID str
 // cashback not yet credited is cancelled). The same reversal_id again
 // answers the first reversal.
 func (a *Service) ReversePoints(ctx context.Context, in ReverseInput) (*PointsMovement, error) {
-	if err := Policy.Allow(ctx, "ReversePoints"); err != nil {
+	if err := Rules.ReversePoints.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("", in); err != nil {
@@ -200,7 +200,7 @@ func (a *Service) rollBackOrder(ctx context.Context, c *ent.Client, customerID, 
 // credited never will be. A redemption already rolled back answers as it
 // is.
 func (a *Service) RollbackRedemption(ctx context.Context, id, reason string) (*ent.Redemption, error) {
-	if err := Policy.Allow(ctx, "RollbackRedemption"); err != nil {
+	if err := Rules.RollbackRedemption.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("id", id, "reason", reason); err != nil {

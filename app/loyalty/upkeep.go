@@ -25,7 +25,7 @@ const ExpiringNoticeWindow = 30 * 24 * time.Hour
 // lot: a crash loses at most the lot in progress, and a rerun skips what is
 // done (an expiration entry per lot is unique).
 func (a *Service) ExpirePoints(ctx context.Context) error {
-	if err := Policy.Allow(ctx, "ExpirePoints"); err != nil {
+	if err := Rules.ExpirePoints.Allow(ctx); err != nil {
 		return err
 	}
 	l := a.Ledger()
@@ -48,7 +48,7 @@ func (a *Service) ExpirePoints(ctx context.Context) error {
 // over, one transaction per lot, as ExpirePoints does; and marks released
 // the points holds that lapsed (their points count as available already).
 func (a *Service) ReleasePendingPoints(ctx context.Context) error {
-	if err := Policy.Allow(ctx, "ReleasePendingPoints"); err != nil {
+	if err := Rules.ReleasePendingPoints.Allow(ctx); err != nil {
 		return err
 	}
 	l := a.Ledger()
@@ -86,7 +86,7 @@ func (a *Service) eachLot(ctx context.Context, lots []*ent.PointsLot, doing stri
 // NotifyExpiringPoints records a points.expiring event, once per lot, for
 // lots that expire within ExpiringNoticeWindow.
 func (a *Service) NotifyExpiringPoints(ctx context.Context) error {
-	if err := Policy.Allow(ctx, "NotifyExpiringPoints"); err != nil {
+	if err := Rules.NotifyExpiringPoints.Allow(ctx); err != nil {
 		return err
 	}
 	now := a.Stamp()
@@ -128,7 +128,7 @@ func (a *Service) NotifyExpiringPoints(ctx context.Context) error {
 // 12-month window no longer hold. Credits and expirations update levels in
 // their own transactions; only time passing needs this.
 func (a *Service) RecomputeLevels(ctx context.Context) error {
-	if err := Policy.Allow(ctx, "RecomputeLevels"); err != nil {
+	if err := Rules.RecomputeLevels.Allow(ctx); err != nil {
 		return err
 	}
 	l := a.Ledger()
@@ -180,7 +180,7 @@ func (a *Service) RecomputeLevels(ctx context.Context) error {
 // points, at the tenant's earning rate, and counts the points it credited.
 // The ledger credits a redemption once, so a rerun credits nothing more.
 func (a *Service) CreditCashback(ctx context.Context, tenantID, redemptionID string) error {
-	if err := Policy.Allow(ctx, "CreditCashback"); err != nil {
+	if err := Rules.CreditCashback.Allow(ctx); err != nil {
 		return err
 	}
 	ctx = viewer.TenantContext(ctx, tenantID)

@@ -79,7 +79,7 @@ type Authorization struct {
 // campaign's, or those of the campaigns marked combinable together when
 // they give more. It stores nothing.
 func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Authorization, error) {
-	if err := Policy.Allow(ctx, "AuthorizeDiscounts"); err != nil {
+	if err := Rules.AuthorizeDiscounts.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.GuardedPOS("", in); err != nil {

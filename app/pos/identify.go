@@ -102,7 +102,7 @@ var identified = []string{
 // IdentifyCustomer finds the customer of a CPF or CNPJ; an unknown one is
 // NOT_FOUND, or pre-registered when the tenant enables it.
 func (a *Service) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Identification, error) {
-	if err := Policy.Allow(ctx, "IdentifyCustomer"); err != nil {
+	if err := Rules.IdentifyCustomer.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.GuardedPOS("", in); err != nil {

@@ -56,7 +56,7 @@ func (a *Service) pointsOffer(ctx context.Context, t *ent.Tenant, cust *ent.Cust
 // the identified customer's sale; the same session asked again answers its
 // hold (replayed).
 func (a *Service) HoldPoints(ctx context.Context, in PointsHoldInput) (hold *ent.PointsHold, replayed bool, err error) {
-	if err := Policy.Allow(ctx, "HoldPoints"); err != nil {
+	if err := Rules.HoldPoints.Allow(ctx); err != nil {
 		return nil, false, err
 	}
 	if err := kernel.GuardedPOS("", in); err != nil {
@@ -104,7 +104,7 @@ func tillOwner(store string) ledger.HoldOwner {
 
 // ReleasePointsHold gives a till hold's points back before it lapses.
 func (a *Service) ReleasePointsHold(ctx context.Context, id string) (*ent.PointsHold, error) {
-	if err := Policy.Allow(ctx, "ReleasePointsHold"); err != nil {
+	if err := Rules.ReleasePointsHold.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if kernel.GuardedPOS("id", id) != nil || !strings.HasPrefix(id, "phd_") {

@@ -243,7 +243,7 @@ func (in SaleInput) consistent(tenant *ent.Tenant) (decimal.Decimal, error) {
 // answers. A receipt already registered by the store is answered with the
 // sale stored the first time.
 func (a *Service) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error) {
-	if err := Policy.Allow(ctx, "RegisterSale"); err != nil {
+	if err := Rules.RegisterSale.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.GuardedPOS("", in); err != nil {
@@ -288,7 +288,7 @@ func (a *Service) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, er
 // SaleOutcome reads a sale by its id (sal_…) or by the store's receipt
 // number; a receipt number sent by several stores needs storeCode.
 func (a *Service) SaleOutcome(ctx context.Context, ref, storeCode string) (*ent.Sale, error) {
-	if err := Policy.Allow(ctx, "SaleOutcome"); err != nil {
+	if err := Rules.SaleOutcome.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if kernel.GuardedPOS("ref", ref, "store_code", storeCode) != nil {

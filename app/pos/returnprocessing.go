@@ -40,7 +40,7 @@ type returnsProcessed struct {
 // transaction of its own: a run killed midway leaves nothing, and the retry
 // applies the return once. Once committed it counts what it did.
 func (a *Service) ProcessSaleReturn(ctx context.Context, tenantID, returnID string) error {
-	if err := Policy.Allow(ctx, "ProcessSaleReturn"); err != nil {
+	if err := Rules.ProcessSaleReturn.Allow(ctx); err != nil {
 		return err
 	}
 	ctx = schema.RememberVisible(viewer.TenantContext(ctx, tenantID))

@@ -112,7 +112,7 @@ func (in SaleReturnInput) validate() error {
 // more than it had). The same id for the same sale answers the return
 // stored the first time.
 func (a *Service) RegisterSaleReturn(ctx context.Context, in SaleReturnInput) (*ent.SaleReturn, error) {
-	if err := Policy.Allow(ctx, "RegisterSaleReturn"); err != nil {
+	if err := Rules.RegisterSaleReturn.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.GuardedPOS("", in); err != nil {

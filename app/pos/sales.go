@@ -59,7 +59,7 @@ const failWriteTimeout = 10 * time.Second
 // After the last attempt (lastAttempt) a failure leaves the sale FAILED
 // with the reason.
 func (a *Service) ProcessSale(ctx context.Context, tenantID, saleID string, lastAttempt bool) error {
-	if err := Policy.Allow(ctx, "ProcessSale"); err != nil {
+	if err := Rules.ProcessSale.Allow(ctx); err != nil {
 		return err
 	}
 	ctx = viewer.TenantContext(ctx, tenantID)
@@ -83,7 +83,7 @@ func (a *Service) ProcessSale(ctx context.Context, tenantID, saleID string, last
 // transaction (processSale each), then counts what they did. The demo's
 // year processes a day's sales so, at closing time.
 func (a *Service) ProcessSales(ctx context.Context, saleIDs ...string) error {
-	if err := Policy.Allow(ctx, "ProcessSales"); err != nil {
+	if err := Rules.ProcessSales.Allow(ctx); err != nil {
 		return err
 	}
 	return a.processSales(ctx, saleIDs...)

@@ -56,7 +56,7 @@ const (
 // row by row to emit, a page of rows read at a time. An erased customer is
 // not found.
 func (a *Service) ExportCustomer(ctx context.Context, id string, emit func(section string, row any) error) error {
-	if err := Policy.Allow(ctx, "ExportCustomer"); err != nil {
+	if err := Rules.ExportCustomer.Allow(ctx); err != nil {
 		return err
 	}
 	return a.exportCustomer(ctx, id, emit)
@@ -115,7 +115,7 @@ var ExportSections = []string{ExportCustomerSection, ExportConsentSection, Expor
 // begin is called before the first byte (nothing is written for a customer
 // not found).
 func (a *Service) WriteCustomerExport(ctx context.Context, id string, w io.Writer, begin func()) error {
-	if err := Policy.Allow(ctx, "WriteCustomerExport"); err != nil {
+	if err := Rules.WriteCustomerExport.Allow(ctx); err != nil {
 		return err
 	}
 	out := bufio.NewWriterSize(w, 64<<10)
@@ -171,7 +171,7 @@ const erasedMark = "[erased]"
 // Erasing an erased customer scrubs it again, in case anything was left,
 // and announces nothing.
 func (a *Service) EraseCustomer(ctx context.Context, id string) error {
-	if err := Policy.Allow(ctx, "EraseCustomer"); err != nil {
+	if err := Rules.EraseCustomer.Allow(ctx); err != nil {
 		return err
 	}
 	return a.eraseCustomer(ctx, id)

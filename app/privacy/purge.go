@@ -34,7 +34,7 @@ const (
 // feed's records past kernel.ChangesKept, and customer imports past their
 // keep.
 func (a *Service) PurgeExpired(ctx context.Context) error {
-	if err := Policy.Allow(ctx, "PurgeExpired"); err != nil {
+	if err := Rules.PurgeExpired.Allow(ctx); err != nil {
 		return err
 	}
 	ctx = viewer.SystemContext(ctx)

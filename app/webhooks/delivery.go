@@ -35,7 +35,7 @@ var ErrDeliveryRetry = errors.New("delivery attempt failed")
 // dispatcher from delivering an event twice. An endpoint receives only the
 // events created after it. It returns how many events it handed over.
 func (a *Service) DispatchEvents(ctx context.Context) (int, error) {
-	if err := Policy.Allow(ctx, "DispatchEvents"); err != nil {
+	if err := Rules.DispatchEvents.Allow(ctx); err != nil {
 		return 0, err
 	}
 	ctx = viewer.SystemContext(ctx)
@@ -100,7 +100,7 @@ func (a *Service) DispatchEvents(ctx context.Context) (int, error) {
 // endpoint fails it at once. A failed attempt that is not the last answers
 // an error wrapping ErrDeliveryRetry.
 func (a *Service) DeliverWebhook(ctx context.Context, deliveryID string, n int, final bool) error {
-	if err := Policy.Allow(ctx, "DeliverWebhook"); err != nil {
+	if err := Rules.DeliverWebhook.Allow(ctx); err != nil {
 		return err
 	}
 	ctx = viewer.SystemContext(ctx)

@@ -71,7 +71,7 @@ type eventFeed struct {
 // committed from now on, until ctx ends. The caller checks the scope each
 // type needs.
 func (a *Service) SubscribeEvents(ctx context.Context, types ...string) (*FeedSubscription, error) {
-	if err := Policy.Allow(ctx, "SubscribeEvents"); err != nil {
+	if err := Rules.SubscribeEvents.Allow(ctx); err != nil {
 		return nil, err
 	}
 	return a.subscribeEvents(ctx, "", types...)
@@ -204,7 +204,7 @@ func eventIDAt(t time.Time) string {
 // its tenant's imports (outbox.CustomerImportProgressed) from now on,
 // until ctx ends; an import the viewer cannot see is not found.
 func (a *Service) SubscribeImportProgress(ctx context.Context, id string) (*FeedSubscription, error) {
-	if err := Policy.Allow(ctx, "SubscribeImportProgress"); err != nil {
+	if err := Rules.SubscribeImportProgress.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("id", id); err != nil {

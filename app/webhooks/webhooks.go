@@ -81,7 +81,7 @@ func (a *Service) checkWebhook(in WebhookInput, create bool) error {
 // CreateWebhookEndpoint registers an endpoint of the viewer's tenant with a
 // new signing secret.
 func (a *Service) CreateWebhookEndpoint(ctx context.Context, in WebhookInput) (*WebhookSecret, error) {
-	if err := Policy.Allow(ctx, "CreateWebhookEndpoint"); err != nil {
+	if err := Rules.CreateWebhookEndpoint.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("", in); err != nil {
@@ -113,7 +113,7 @@ func compactTypes(types []string) []string {
 
 // UpdateWebhookEndpoint changes an endpoint.
 func (a *Service) UpdateWebhookEndpoint(ctx context.Context, id string, in WebhookInput) (*ent.WebhookEndpoint, error) {
-	if err := Policy.Allow(ctx, "UpdateWebhookEndpoint"); err != nil {
+	if err := Rules.UpdateWebhookEndpoint.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("id", id, "", in); err != nil {
@@ -135,7 +135,7 @@ func (a *Service) UpdateWebhookEndpoint(ctx context.Context, id string, in Webho
 
 // DeleteWebhookEndpoint removes an endpoint with its delivery log.
 func (a *Service) DeleteWebhookEndpoint(ctx context.Context, id string) error {
-	if err := Policy.Allow(ctx, "DeleteWebhookEndpoint"); err != nil {
+	if err := Rules.DeleteWebhookEndpoint.Allow(ctx); err != nil {
 		return err
 	}
 	if err := kernel.Guarded("id", id); err != nil {
@@ -146,7 +146,7 @@ func (a *Service) DeleteWebhookEndpoint(ctx context.Context, id string) error {
 
 // WebhookEndpoint reads one endpoint.
 func (a *Service) WebhookEndpoint(ctx context.Context, id string) (*ent.WebhookEndpoint, error) {
-	if err := Policy.Allow(ctx, "WebhookEndpoint"); err != nil {
+	if err := Rules.WebhookEndpoint.Allow(ctx); err != nil {
 		return nil, err
 	}
 	return a.webhookEndpoint(ctx, id)
@@ -164,7 +164,7 @@ func (a *Service) webhookEndpoint(ctx context.Context, id string) (*ent.WebhookE
 
 // WebhookEndpoints lists the viewer's tenant's endpoints, oldest first.
 func (a *Service) WebhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint, error) {
-	if err := Policy.Allow(ctx, "WebhookEndpoints"); err != nil {
+	if err := Rules.WebhookEndpoints.Allow(ctx); err != nil {
 		return nil, err
 	}
 	return a.DB.Ent.WebhookEndpoint.Query().
@@ -175,7 +175,7 @@ func (a *Service) WebhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint,
 // signature with the old one too for PreviousSecretValidity, so receivers
 // can switch without losing any.
 func (a *Service) RotateWebhookSecret(ctx context.Context, id string) (*WebhookSecret, error) {
-	if err := Policy.Allow(ctx, "RotateWebhookSecret"); err != nil {
+	if err := Rules.RotateWebhookSecret.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("id", id); err != nil {
@@ -203,7 +203,7 @@ func (a *Service) RotateWebhookSecret(ctx context.Context, id string) (*WebhookS
 // WebhookDeliveries lists an endpoint's deliveries, newest first, each with
 // its attempts.
 func (a *Service) WebhookDeliveries(ctx context.Context, endpointID string, after *ent.Cursor, first int) (*ent.WebhookDeliveryConnection, error) {
-	if err := Policy.Allow(ctx, "WebhookDeliveries"); err != nil {
+	if err := Rules.WebhookDeliveries.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("endpoint_id", endpointID); err != nil {
@@ -225,7 +225,7 @@ func (a *Service) WebhookDeliveries(ctx context.Context, endpointID string, afte
 // RecentDeliveries returns the viewer's tenant's latest deliveries with
 // their endpoints, newest first.
 func (a *Service) RecentDeliveries(ctx context.Context, limit int) ([]*ent.WebhookDelivery, error) {
-	if err := Policy.Allow(ctx, "RecentDeliveries"); err != nil {
+	if err := Rules.RecentDeliveries.Allow(ctx); err != nil {
 		return nil, err
 	}
 	return a.DB.Ent.WebhookDelivery.Query().WithEndpoint().
@@ -237,7 +237,7 @@ func (a *Service) RecentDeliveries(ctx context.Context, limit int) ([]*ent.Webho
 // set of attempts; its log keeps the earlier ones, which the answer carries.
 // A non-empty endpointID must be the delivery's endpoint.
 func (a *Service) RedeliverWebhook(ctx context.Context, endpointID, deliveryID string) (*ent.WebhookDelivery, error) {
-	if err := Policy.Allow(ctx, "RedeliverWebhook"); err != nil {
+	if err := Rules.RedeliverWebhook.Allow(ctx); err != nil {
 		return nil, err
 	}
 	if err := kernel.Guarded("endpoint_id", endpointID, "delivery_id", deliveryID); err != nil {
