@@ -1,6 +1,8 @@
 package app_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -25,6 +27,9 @@ import (
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/app/webhooks"
+	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
 )
 
 // TestRules: every exported operation of every context's Service has a
@@ -71,6 +76,51 @@ func TestRules(t *testing.T) {
 // TestRulesEnforced: every operation whose rule is not internal begins by
 // checking it (Rules.<its name>.Allow(ctx)), so a transport cannot reach it
 // with less than its rule, whatever scope the transport required.
+// TestOnlyTheServiceIsTheService: a rule lets the service itself by (the
+// system, the operator, a job in its tenant), and no principal a credential
+// makes, whatever its subject: an identity provider may well name a user
+// "system".
+func TestOnlyTheServiceIsTheService(t *testing.T) {
+	const tenant = "6f1c2a8e-0b7d-4c1e-9a55-2f0d8e1b3c4a"
+	ctx := context.Background()
+	every := map[string]kernel.Rule{"pos.RegisterSale": pos.Rules.RegisterSale,
+		"pos.ProcessSale (system)": pos.Rules.ProcessSale, "backoffice.ResetSandbox": backoffice.Rules.ResetSandbox}
+	// What a principal named "system" may not do: the service's own
+	// operations, and those its role or scopes do not grant.
+	refused := []string{"pos.ProcessSale (system)", "backoffice.ResetSandbox"}
+	for _, tc := range []struct {
+		name    string
+		ctx     context.Context
+		allowed bool
+	}{
+		{"the system", viewer.SystemContext(ctx), true},
+		{"the operator", viewer.OperatorContext(ctx, "ana"), true},
+		{"a job in its tenant", viewer.TenantContext(ctx, tenant), true},
+		{"an analyst whose subject is system", viewer.NewContext(ctx, viewer.Viewer{Role: viewer.RoleAnalyst, TenantID: tenant,
+			Subject: "system", Scopes: auth.RoleScopes(viewer.RoleAnalyst)}), false},
+		{"a client whose id is system", viewer.NewContext(ctx, viewer.Viewer{Role: viewer.RoleClient, TenantID: tenant,
+			Subject: "system", Scopes: []string{auth.ScopePOS}}), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.allowed {
+				for name, rule := range every {
+					require.NoError(t, rule.Allow(tc.ctx), name)
+				}
+				return
+			}
+			for _, name := range refused {
+				var e *apperr.Error
+				err := every[name].Allow(tc.ctx)
+				require.True(t, errors.As(err, &e), "%s: %v", name, err)
+				require.Equal(t, apperr.KindForbidden, e.Kind, name)
+			}
+		})
+	}
+	require.NoError(t, pos.Rules.ProcessSale.Allow(viewer.TenantContext(ctx, tenant)))
+	admin := viewer.NewContext(ctx, viewer.Viewer{Role: viewer.RoleAdmin, TenantID: tenant, Subject: "system", Scopes: auth.RoleScopes(viewer.RoleAdmin)})
+	require.Error(t, pos.Rules.ProcessSale.Allow(admin), "an admin named system is no job")
+}
+
 func TestRulesEnforced(t *testing.T) {
 	for dir, rs := range rules {
 		fset := token.NewFileSet()

@@ -56,7 +56,7 @@ func consentChannel(v viewer.Viewer) consentchange.Channel {
 	switch {
 	case v.Role == viewer.RoleClient:
 		return consentchange.ChannelAPI
-	case v.IsSystem() || v.Subject == "system":
+	case v.IsService():
 		return consentchange.ChannelImport
 	}
 	return consentchange.ChannelBackOffice

@@ -88,7 +88,7 @@ func (r Rule) Allow(ctx context.Context) error {
 	switch {
 	case r.Internal:
 		return nil
-	case found && (v.IsSystem() || v.Subject == "system"):
+	case found && v.IsService():
 		return nil
 	case r.System && !found:
 		// A job or the CLI: transports always act as an authenticated

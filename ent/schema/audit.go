@@ -185,7 +185,7 @@ func Audit(ctx context.Context, c *gen.Client, action, targetType, targetID stri
 // in its own.
 func audit(ctx context.Context, c *gen.Client, tenant, action, targetType, targetID string, fields []string, changes map[string]any) error {
 	who, ok := viewer.FromContext(ctx)
-	if !ok || who.Subject == "" || who.Subject == "system" {
+	if !ok || who.Subject == "" || (who.IsService() && !who.IsOperator()) {
 		return nil
 	}
 	var kind string

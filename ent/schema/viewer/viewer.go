@@ -31,13 +31,22 @@ type Viewer struct {
 	TenantID string   // empty only for RoleSystem
 	Subject  string   // client id or user subject, for logs and audit
 	Scopes   []string // granted OAuth scopes (RoleClient)
+	// service marks the service itself acting (SystemContext,
+	// OperatorContext, TenantContext): no credential can make one, whatever
+	// subject or role an identity provider puts in its token.
+	service bool
 }
 
 // HasScope reports whether the viewer was granted scope.
 func (v Viewer) HasScope(scope string) bool { return slices.Contains(v.Scopes, scope) }
 
-// IsSystem reports whether the viewer acts for the service itself.
+// IsSystem reports whether the viewer acts for the service itself across
+// every tenant.
 func (v Viewer) IsSystem() bool { return v.Role == RoleSystem }
+
+// IsService reports whether the viewer is the service itself, across every
+// tenant or in one (a job's TenantContext); never a request's principal.
+func (v Viewer) IsService() bool { return v.service || v.Role == RoleSystem }
 
 // IsOperator reports whether the viewer is the operator at the admin CLI.
 func (v Viewer) IsOperator() bool {
@@ -62,7 +71,7 @@ func FromContext(ctx context.Context) (Viewer, bool) {
 
 // SystemContext returns a context acting as the service itself.
 func SystemContext(ctx context.Context) context.Context {
-	return NewContext(ctx, Viewer{Role: RoleSystem, Subject: "system"})
+	return NewContext(ctx, Viewer{Role: RoleSystem, Subject: "system", service: true})
 }
 
 // operatorPrefix begins the subject of the operator at the admin CLI.
@@ -72,11 +81,11 @@ const operatorPrefix = "operator:"
 // named name at the admin CLI: it sees every tenant, as the system does, and
 // its back-office changes are audited as "operator:<name>".
 func OperatorContext(ctx context.Context, name string) context.Context {
-	return NewContext(ctx, Viewer{Role: RoleSystem, Subject: operatorPrefix + name})
+	return NewContext(ctx, Viewer{Role: RoleSystem, Subject: operatorPrefix + name, service: true})
 }
 
 // TenantContext returns a context acting with full rights inside one tenant,
 // as a worker processing that tenant's job does.
 func TenantContext(ctx context.Context, tenantID string) context.Context {
-	return NewContext(ctx, Viewer{Role: RoleAdmin, TenantID: tenantID, Subject: "system"})
+	return NewContext(ctx, Viewer{Role: RoleAdmin, TenantID: tenantID, Subject: "system", service: true})
 }
