@@ -301,6 +301,17 @@ func liabilityDays(from, to time.Time, loc *time.Location) (days []DayPoints, en
 	return days, ends
 }
 
+// endingAfter is the index of the first of ends (in order) after at.
+func endingAfter(ends []time.Time, at time.Time) int {
+	i, _ := slices.BinarySearchFunc(ends, at, func(end, at time.Time) int {
+		if end.After(at) {
+			return 1
+		}
+		return -1
+	})
+	return i
+}
+
 // liabilityFromLedger fills the liability of each day from the rows.
 func (a *Service) liabilityFromLedger(ctx context.Context, from, to time.Time, loc *time.Location) ([]DayPoints, error) {
 	days, ends := liabilityDays(from, to, loc)
@@ -330,13 +341,7 @@ func (a *Service) liabilityFromLedger(ctx context.Context, from, to time.Time, l
 				before += change
 				continue
 			}
-			i, _ := slices.BinarySearchFunc(ends, e.CreatedAt, func(end, at time.Time) int {
-				if end.After(at) {
-					return 1
-				}
-				return -1
-			})
-			changes[i] += change
+			changes[endingAfter(ends, e.CreatedAt)] += change
 		}
 		if len(rows) < dashboardBatch {
 			break

@@ -2,12 +2,17 @@ package insights
 
 import (
 	"context"
+	"slices"
 	"time"
+
+	"entgo.io/ent/dialect/sql"
 
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/domain/rollup"
+	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/storage"
@@ -160,6 +165,10 @@ func (a *Service) pointsLiabilityByDay(ctx context.Context, from, to time.Time, 
 	if err != nil {
 		return nil, err
 	}
+	debts, err := a.debtsAt(ctx, ends)
+	if err != nil {
+		return nil, err
+	}
 	for i := range days {
 		if i == last && partial {
 			part, err := a.pointsMoved(ctx, lastStart, to)
@@ -169,9 +178,52 @@ func (a *Service) pointsLiabilityByDay(ctx context.Context, from, to time.Time, 
 			nets[days[i].Day] = part
 		}
 		total += nets[days[i].Day]
-		days[i].Points = total
+		days[i].Points = total + debts[i]
 	}
 	return days, nil
+}
+
+// inDebt is debt_after > 0 as a literal, so that the databases use the
+// partial index of the debts (migration 0049) whatever the plan.
+var inDebt = predicate.PointsEntry(func(s *sql.Selector) {
+	s.Where(sql.ExprP(s.C(pointsentry.FieldDebtAfter) + " > 0"))
+})
+
+// debtsAt sums the customers' points debts at each of ends, in order. The
+// rollups sum the ledger's points, and a reversal's points beyond the
+// balance are owed instead of taken (docs/decisions.md, "Points debt"), so
+// the balances are the points summed plus the debts. Few customers ever owe
+// points: they are found through the debts' partial index, then their
+// entries read.
+func (a *Service) debtsAt(ctx context.Context, ends []time.Time) ([]int64, error) {
+	to := ends[len(ends)-1].UTC()
+	debtors, err := a.DB.Ent.PointsEntry.Query().Where(inDebt, pointsentry.CreatedAtLT(to)).Unique(true).
+		Select(pointsentry.FieldCustomerID).Strings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	changes := make([]int64, len(ends))
+	for batch := range slices.Chunk(debtors, dashboardBatch) {
+		entries, err := a.DB.Ent.PointsEntry.Query().Where(pointsentry.CustomerIDIn(batch...), pointsentry.CreatedAtLT(to)).
+			Order(ent.Asc(pointsentry.FieldCustomerID), ent.Asc(pointsentry.FieldID)).
+			Select(pointsentry.FieldCustomerID, pointsentry.FieldCreatedAt, pointsentry.FieldDebtAfter).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var customer string
+		var debt int64
+		for _, e := range entries {
+			if e.CustomerID != customer {
+				customer, debt = e.CustomerID, 0
+			}
+			changes[endingAfter(ends, e.CreatedAt)] += e.DebtAfter - debt
+			debt = e.DebtAfter
+		}
+	}
+	for i := 1; i < len(changes); i++ {
+		changes[i] += changes[i-1]
+	}
+	return changes, nil
 }
 
 // pointsMoved sums the points the ledger moved within [from, to), from the
