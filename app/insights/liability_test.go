@@ -37,14 +37,22 @@ func TestLiabilityWithDebt(t *testing.T) {
 
 		var want []int64 // the balance at the end of each day
 		for _, step := range []func(){
-			func() { _, err = a.Loyalty.CreditPoints(ctx, loyalty.CreditInput{CustomerID: c.ID, OrderID: "ped-1", Amount: reais(100)}) },
-			func() { _, err = a.Loyalty.DebitPoints(ctx, loyalty.DebitInput{CustomerID: c.ID, Points: balance() - 20, Reason: "troca"}) },
+			func() {
+				_, err = a.Loyalty.CreditPoints(ctx, loyalty.CreditInput{CustomerID: c.ID, OrderID: "ped-1", Amount: reais(100)})
+			},
+			func() {
+				_, err = a.Loyalty.DebitPoints(ctx, loyalty.DebitInput{CustomerID: c.ID, Points: balance() - 20, Reason: "troca"})
+			},
 			func() { // takes the 20 left, owes the rest
 				_, err = a.Loyalty.ReversePoints(ctx, loyalty.ReverseInput{CustomerID: c.ID, OrderID: "ped-1", ReversalID: "dev-1",
 					Amount: reais(100), Reason: "devolução"})
 			},
-			func() { _, err = a.Loyalty.CreditPoints(ctx, loyalty.CreditInput{CustomerID: c.ID, OrderID: "ped-2", Amount: reais(50)}) },
-			func() { _, err = a.Loyalty.CreditPoints(ctx, loyalty.CreditInput{CustomerID: c.ID, OrderID: "ped-3", Amount: reais(500)}) },
+			func() {
+				_, err = a.Loyalty.CreditPoints(ctx, loyalty.CreditInput{CustomerID: c.ID, OrderID: "ped-2", Amount: reais(50)})
+			},
+			func() {
+				_, err = a.Loyalty.CreditPoints(ctx, loyalty.CreditInput{CustomerID: c.ID, OrderID: "ped-3", Amount: reais(500)})
+			},
 		} {
 			step()
 			require.NoError(t, err)
