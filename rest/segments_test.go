@@ -327,3 +327,65 @@ func TestSegmentRuleAudited(t *testing.T) {
 		}, got)
 	})
 }
+
+// TestSegmentMembersFieldNames: GraphQL's refusals of a change of a
+// segment's members (added, removed, imported) name the arguments as the
+// schema writes them (segmentID, customerIDs), whichever check refuses.
+func TestSegmentMembersFieldNames(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		e := segSetup(t, db)
+		static := e.do(t, http.MethodPost, "/v1/segments", map[string]any{"name": "VIP", "members": []string{e.ids[0]}})
+		require.Equal(t, http.StatusCreated, static.status, "%s", static.body)
+		audience := e.do(t, http.MethodPost, "/v1/segments", map[string]any{"name": "Recife", "rule": `city == "Recife"`})
+		require.Equal(t, http.StatusCreated, audience.status, "%s", audience.body)
+		vip, recife := static.obj(t)["id"].(string), audience.obj(t)["id"].(string)
+		for _, mutation := range []string{"addSegmentCustomers", "removeSegmentCustomers"} {
+			for _, tc := range []struct {
+				name, segment string
+				customers     []string
+				code, field   string
+			}{
+				{"a NUL in an id", vip, []string{e.ids[1], "cus_\u0000"}, "validation_error", "customerIDs[1]"},
+				{"no customer", vip, []string{}, "validation_error", "customerIDs"},
+				{"a NUL in the segment", "seg_\u0000", []string{e.ids[1]}, "validation_error", "segmentID"},
+				{"an audience", recife, []string{e.ids[1]}, "audience_members", "segmentID"},
+			} {
+				r := apiDo(t, e.srv, http.MethodPost, "/graphql", e.token, map[string]any{
+					"query":     `mutation($s: ID!, $c: [ID!]!) { ` + mutation + `(segmentID: $s, customerIDs: $c) { id } }`,
+					"variables": map[string]any{"s": tc.segment, "c": tc.customers},
+				})
+				a := segErrors(t, r)
+				require.Len(t, a.Errors, 1, "%s %s: %s", mutation, tc.name, r.body)
+				assert.Equal(t, tc.code, a.Errors[0].Extensions["code"], "%s %s: %s", mutation, tc.name, r.body)
+				assert.Equal(t, tc.field, a.Errors[0].Extensions["field"], "%s %s: %s", mutation, tc.name, r.body)
+			}
+		}
+		for _, tc := range []struct {
+			query       string
+			vars        map[string]any
+			code, field string
+		}{
+			{`mutation($c: [ID!]!) { addSegmentCustomers(segmentID: "` + vip + `", customerIDs: $c) { id } }`,
+				map[string]any{"c": []string{e.ids[1], "cus_00000000000000000000000000"}}, "not_found", "customerIDs"},
+			{`mutation($s: ID!) { importSegmentCustomers(segmentID: $s, cpfs: ["` + e.cpfs[1] + `"]) { added } }`,
+				map[string]any{"s": "seg_\u0000"}, "validation_error", "segmentID"},
+		} {
+			r := apiDo(t, e.srv, http.MethodPost, "/graphql", e.token, map[string]any{"query": tc.query, "variables": tc.vars})
+			a := segErrors(t, r)
+			require.Len(t, a.Errors, 1, "%s", r.body)
+			assert.Equal(t, tc.code, a.Errors[0].Extensions["code"], "%s", r.body)
+			assert.Equal(t, tc.field, a.Errors[0].Extensions["field"], "%s", r.body)
+		}
+	})
+}
+
+// segErrors decodes a GraphQL answer's errors.
+func segErrors(t *testing.T, r apiResp) (a struct {
+	Errors []struct{ Extensions map[string]any }
+}) {
+	t.Helper()
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	require.NoError(t, json.Unmarshal(r.body, &a), "%s", r.body)
+	return a
+}

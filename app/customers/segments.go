@@ -228,7 +228,7 @@ func (a *Service) AddSegmentCustomers(ctx context.Context, segmentID string, cus
 	if err := Rules.AddSegmentCustomers.Allow(ctx); err != nil {
 		return nil, err
 	}
-	if err := kernel.Guarded("segment_id", segmentID, "customer_i_ds", customerIDs); err != nil {
+	if err := kernel.Guarded("segmentID", segmentID, "customerIDs", customerIDs); err != nil {
 		return nil, err
 	}
 	ids, err := membershipIDs("customerIDs", customerIDs)
@@ -256,7 +256,7 @@ func (a *Service) RemoveSegmentCustomers(ctx context.Context, segmentID string, 
 	if err := Rules.RemoveSegmentCustomers.Allow(ctx); err != nil {
 		return nil, err
 	}
-	if err := kernel.Guarded("segment_id", segmentID, "customer_i_ds", customerIDs); err != nil {
+	if err := kernel.Guarded("segmentID", segmentID, "customerIDs", customerIDs); err != nil {
 		return nil, err
 	}
 	ids, err := membershipIDs("customerIDs", customerIDs)
@@ -279,7 +279,7 @@ func (a *Service) ImportSegmentCPFs(ctx context.Context, segmentID string, cpfs 
 	if err := Rules.ImportSegmentCPFs.Allow(ctx); err != nil {
 		return nil, err
 	}
-	if err := kernel.Guarded("segment_id", segmentID, "cpfs", cpfs); err != nil {
+	if err := kernel.Guarded("segmentID", segmentID, "cpfs", cpfs); err != nil {
 		return nil, err
 	}
 	if len(cpfs) > maxImportCPFs {

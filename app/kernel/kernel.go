@@ -100,11 +100,6 @@ func (k *Kernel) Now() time.Time {
 // the microsecond both databases keep.
 func (k *Kernel) Stamp() time.Time { return k.Now().UTC().Truncate(time.Microsecond) }
 
-// Ledger is the points ledger on k's database and clock.
-func (k *Kernel) Ledger() ledger.Ledger {
-	return ledger.Ledger{Dialect: k.DB.Dialect, Now: k.Now}
-}
-
 // LockCustomer locks a customer's row until the transaction of c ends
 // (PostgreSQL: SELECT … FOR UPDATE; SQLite's write transactions are serial
 // already) and reads it, erased or not; an unknown customer is not found.
@@ -117,7 +112,7 @@ func (k *Kernel) Ledger() ledger.Ledger {
 // queue on its row instead of deadlocking, and an erasure sees no write
 // begun before it commit after it. docs/decisions.md, "Lock order".
 func (k *Kernel) LockCustomer(ctx context.Context, c *ent.Client, id string) (*ent.Customer, error) {
-	cust, err := k.Ledger().LockCustomer(ctx, c, id)
+	cust, err := ledger.LockCustomer(ctx, c, k.DB.Dialect, id)
 	if errors.Is(err, ledger.ErrCustomerNotFound) {
 		return nil, apperr.NotFound("customer")
 	}

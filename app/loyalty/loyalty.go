@@ -139,7 +139,7 @@ func (a *Service) CreditPoints(ctx context.Context, in CreditInput) (*PointsMove
 		if pts == 0 {
 			return apperr.Invalid("amount", "earns no points: less than R$ 1 at the tenant's rate")
 		}
-		res, err := a.Ledger().Credit(ctx, tx.Ent, ledger.Credit{
+		res, err := a.ledger().Credit(ctx, tx.Ent, ledger.Credit{
 			CustomerID: in.CustomerID, Kind: pointsentry.KindCredit, Points: pts,
 			SourceKind: pointsentry.SourceKindOrder, SourceID: &in.OrderID, Amount: in.Amount,
 		})
@@ -206,7 +206,7 @@ func (a *Service) DebitPoints(ctx context.Context, in DebitInput) (*PointsMoveme
 	}
 	var out *PointsMovement
 	err := a.pointsTx(ctx, in.CustomerID, func(tx storage.Tx) error {
-		res, err := a.Ledger().Debit(ctx, tx.Ent, ledger.Debit{
+		res, err := a.ledger().Debit(ctx, tx.Ent, ledger.Debit{
 			CustomerID: in.CustomerID, Kind: pointsentry.KindDebit, Points: in.Points,
 			SourceKind: pointsentry.SourceKindOrder, SourceID: in.OrderID, Reason: in.Reason,
 		})
@@ -245,12 +245,12 @@ func (a *Service) AdjustPoints(ctx context.Context, in AdjustInput) (*PointsMove
 		var res *ledger.Result
 		var err error
 		if in.Points > 0 {
-			res, err = a.Ledger().Credit(ctx, tx.Ent, ledger.Credit{
+			res, err = a.ledger().Credit(ctx, tx.Ent, ledger.Credit{
 				CustomerID: in.CustomerID, Kind: pointsentry.KindAdjustment, Points: in.Points,
 				SourceKind: pointsentry.SourceKindOperator, Reason: reason,
 			})
 		} else {
-			res, err = a.Ledger().Debit(ctx, tx.Ent, ledger.Debit{
+			res, err = a.ledger().Debit(ctx, tx.Ent, ledger.Debit{
 				CustomerID: in.CustomerID, Kind: pointsentry.KindAdjustment, Points: -in.Points,
 				SourceKind: pointsentry.SourceKindOperator, Reason: reason,
 			})
@@ -469,7 +469,7 @@ func (a *Service) CreditBonus(ctx context.Context, c *ent.Client, red *ent.Redem
 	if red.BonusPoints <= 0 || red.RolledBackAt != nil {
 		return 0, nil
 	}
-	res, err := a.Ledger().Credit(ctx, c, ledger.Credit{
+	res, err := a.ledger().Credit(ctx, c, ledger.Credit{
 		CustomerID: red.CustomerID, Kind: pointsentry.KindBonus, Points: red.BonusPoints,
 		SourceKind: pointsentry.SourceKindRedemption, SourceID: &red.ID, Reason: "bonus points of campaign " + red.CampaignID,
 	})

@@ -176,7 +176,7 @@ func (a *Service) CaptureOrderPoints(ctx context.Context, id string, in CaptureI
 		if err := CheckPointsShare(tenant, level, hold.Amount, *in.OrderAmount); err != nil {
 			return err
 		}
-		l := a.Ledger()
+		l := a.ledger()
 		if err := l.TakeHold(ctx, c, orderOwner(in.OrderID), id, hold.Amount, customer.ID(hold.CustomerID), nil, &in.OrderID); err != nil {
 			return err
 		}
@@ -233,7 +233,7 @@ func (a *Service) RollbackOrderPoints(ctx context.Context, id, reason string) (*
 		out = &OrderHold{Hold: hold, OrderID: orderOf(hold)}
 		switch hold.Status {
 		case pointshold.StatusOpen:
-			out.Hold, err = a.Ledger().ReleaseHold(ctx, c, orderOwner(""), id)
+			out.Hold, err = a.ledger().ReleaseHold(ctx, c, orderOwner(""), id)
 			return err
 		case pointshold.StatusReleased:
 			out.Replayed = true
@@ -248,7 +248,7 @@ func (a *Service) RollbackOrderPoints(ctx context.Context, id, reason string) (*
 			return err
 		}
 		if debit != nil { // none when the points lapsed while held
-			res, err := a.Ledger().Credit(ctx, c, ledger.Credit{CustomerID: hold.CustomerID, Kind: pointsentry.KindRefund,
+			res, err := a.ledger().Credit(ctx, c, ledger.Credit{CustomerID: hold.CustomerID, Kind: pointsentry.KindRefund,
 				Points: -debit.Points, SourceKind: pointsentry.SourceKindOrder, SourceID: &out.OrderID,
 				Reason: "points paid given back: order " + out.OrderID + " rolled back: " + strings.TrimSpace(reason)})
 			if err != nil {

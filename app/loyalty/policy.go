@@ -8,6 +8,7 @@ var Rules = kernel.NamedRules(struct {
 	RollbackRedemption, HoldOrderPoints, CaptureOrderPoints, RollbackOrderPoints, CreditBonus, Offer     kernel.Rule
 	HoldPoints, ReleaseHold, ExpirePoints, ReleasePendingPoints, NotifyExpiringPoints, RecomputeLevels   kernel.Rule
 	CreditCashback                                                                                       kernel.Rule
+	CreditSale, CreditSaleBonus, TakeHoldForSale, SpendSaleHold, ReverseReturnPoints, RefundReturnPoints kernel.Rule
 }{
 	CreditPoints:         kernel.Scope("loyalty:write"),
 	DebitPoints:          kernel.Scope("loyalty:write"),
@@ -25,6 +26,12 @@ var Rules = kernel.NamedRules(struct {
 	Offer:                kernel.Internal,
 	HoldPoints:           kernel.Internal,
 	ReleaseHold:          kernel.Internal,
+	CreditSale:           kernel.Internal,
+	CreditSaleBonus:      kernel.Internal,
+	TakeHoldForSale:      kernel.Internal,
+	SpendSaleHold:        kernel.Internal,
+	ReverseReturnPoints:  kernel.Internal,
+	RefundReturnPoints:   kernel.Internal,
 	ExpirePoints:         kernel.System,
 	ReleasePendingPoints: kernel.System,
 	NotifyExpiringPoints: kernel.System,

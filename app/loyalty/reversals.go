@@ -106,7 +106,7 @@ func (a *Service) ReversePoints(ctx context.Context, in ReverseInput) (*PointsMo
 	var event map[string]any
 	err := a.pointsTx(ctx, in.CustomerID, func(tx storage.Tx) error {
 		c := tx.Ent
-		l := a.Ledger()
+		l := a.ledger()
 		cust, err := a.LockCustomer(ctx, c, in.CustomerID)
 		if err != nil {
 			return err
@@ -221,7 +221,7 @@ func (a *Service) RollbackRedemption(ctx context.Context, id, reason string) (*e
 		if err != nil {
 			return err
 		}
-		l := a.Ledger()
+		l := a.ledger()
 		if _, err := a.LockCustomer(ctx, c, red.CustomerID); err != nil {
 			return err
 		}

@@ -1,6 +1,8 @@
 // Package loyalty is the loyalty context: the points ledger's operations
 // (credit, debit, adjustment, reversal), balances, statements, levels and
-// the points liability.
+// the points liability. It alone writes the ledger: the other contexts move
+// points through its operations, the point of sale's inside its own
+// transactions (tillpoints.go).
 package loyalty
 
 import (
@@ -9,6 +11,7 @@ import (
 	"github.com/fideliza/fideliza/app/audiences"
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/domain/ledger"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -29,4 +32,9 @@ func (a *Service) pointsTx(ctx context.Context, customerID string, fn func(tx st
 		}
 		return a.Audiences.Refresh(ctx, tx, customerID)
 	})
+}
+
+// ledger is the points ledger on the service's database and clock.
+func (a *Service) ledger() ledger.Ledger {
+	return ledger.Ledger{Dialect: a.DB.Dialect, Now: a.Now}
 }

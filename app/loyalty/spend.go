@@ -161,7 +161,7 @@ func (a *Service) HoldPoints(ctx context.Context, t *ent.Tenant, in HoldRequest)
 	}
 	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
 		var err error
-		hold, replayed, err = a.Ledger().PlaceHold(ctx, tx.Ent, ledger.Hold{CustomerID: in.CustomerID,
+		hold, replayed, err = a.ledger().PlaceHold(ctx, tx.Ent, ledger.Hold{CustomerID: in.CustomerID,
 			Channel: pointshold.Channel(in.Channel), Session: in.Session, StoreCode: in.StoreCode, Points: n, Amount: in.Amount})
 		return err
 	})
@@ -197,7 +197,7 @@ func (a *Service) ReleaseHold(ctx context.Context, owner ledger.HoldOwner, id st
 	var hold *ent.PointsHold
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
 		var err error
-		hold, err = a.Ledger().ReleaseHold(ctx, tx.Ent, owner, id)
+		hold, err = a.ledger().ReleaseHold(ctx, tx.Ent, owner, id)
 		return err
 	})
 	return hold, HoldError(err)

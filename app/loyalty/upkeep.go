@@ -28,7 +28,7 @@ func (a *Service) ExpirePoints(ctx context.Context) error {
 	if err := Rules.ExpirePoints.Allow(ctx); err != nil {
 		return err
 	}
-	l := a.Ledger()
+	l := a.ledger()
 	lots, err := a.DB.Ent.PointsLot.Query().
 		Where(pointslot.RemainingGT(0), pointslot.ExpiresAtLTE(a.Now().UTC()), pointslot.PendingUntilIsNil()).
 		Order(ent.Asc(pointslot.FieldExpiresAt)).Limit(kernel.UpkeepBatch).
@@ -51,7 +51,7 @@ func (a *Service) ReleasePendingPoints(ctx context.Context) error {
 	if err := Rules.ReleasePendingPoints.Allow(ctx); err != nil {
 		return err
 	}
-	l := a.Ledger()
+	l := a.ledger()
 	if _, err := l.ReleaseLapsed(viewer.SystemContext(ctx), a.DB.Ent); err != nil {
 		return fmt.Errorf("releasing lapsed points holds: %w", err)
 	}
@@ -131,7 +131,7 @@ func (a *Service) RecomputeLevels(ctx context.Context) error {
 	if err := Rules.RecomputeLevels.Allow(ctx); err != nil {
 		return err
 	}
-	l := a.Ledger()
+	l := a.ledger()
 	after := ""
 	for {
 		// Bronze is the floor: only higher levels can fall with time.
@@ -201,7 +201,7 @@ func (a *Service) CreditCashback(ctx context.Context, tenantID, redemptionID str
 		if pts <= 0 {
 			return nil
 		}
-		res, err := a.Ledger().Credit(ctx, tx.Ent, ledger.Credit{
+		res, err := a.ledger().Credit(ctx, tx.Ent, ledger.Credit{
 			CustomerID: red.CustomerID, Kind: pointsentry.KindBonus, Points: pts,
 			SourceKind: pointsentry.SourceKindRedemption, SourceID: &red.ID,
 			Reason: "cashback of " + red.Edges.Campaign.Name,

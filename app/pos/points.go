@@ -16,7 +16,6 @@ import (
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
-	"github.com/fideliza/fideliza/ent/pointsentry"
 )
 
 // MethodPoints is the payment method of points spent as money: the payment
@@ -172,8 +171,7 @@ func (a *Service) spendSalePoints(ctx context.Context, c *ent.Client, s *ent.Sal
 		if pm.HoldID == nil {
 			continue
 		}
-		res, err := a.Ledger().SpendHold(ctx, c, *pm.HoldID, pointsentry.SourceKindSale, s.ID,
-			"paid sale "+s.ExternalID+" at "+s.Edges.Store.Code)
+		res, err := a.Loyalty.SpendSaleHold(ctx, c, *pm.HoldID, s.ID, "paid sale "+s.ExternalID+" at "+s.Edges.Store.Code)
 		if err != nil || res == nil {
 			return 0, err
 		}

@@ -10,13 +10,13 @@ import (
 
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/loyalty"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/domain/campaignrules"
-	"github.com/fideliza/fideliza/domain/ledger"
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
@@ -224,14 +224,13 @@ func (r *saleReturns) apply(ctx context.Context, ret *ent.SaleReturn) (int64, er
 		if err := r.giveBackPoints(ctx, ret, returnedAmount, whole); err != nil {
 			return 0, err
 		}
-		res, err := r.a.Ledger().Reverse(ctx, r.c, ledger.Reversal{
-			CustomerID: *s.CustomerID, Points: reversed, SourceKind: pointsentry.SourceKindReturn, SourceID: &ret.ID,
-			Reason: string(ret.Kind) + " " + ret.ExternalID + " of sale " + s.ExternalID + " at " + r.store, Amount: &ret.Amount,
-		})
+		entry, err = r.a.Loyalty.ReverseReturnPoints(ctx, r.c, loyalty.ReturnPoints{
+			CustomerID: *s.CustomerID, ReturnID: ret.ID, Points: reversed,
+			Reason: string(ret.Kind) + " " + ret.ExternalID + " of sale " + s.ExternalID + " at " + r.store,
+		}, ret.Amount)
 		if err != nil {
 			return 0, err
 		}
-		entry = res.Entry
 		if err := r.giveBackBudgets(ctx, before); err != nil {
 			return 0, err
 		}
@@ -300,11 +299,8 @@ func (r *saleReturns) giveBackPoints(ctx context.Context, ret *ent.SaleReturn, r
 	if back <= 0 {
 		return nil
 	}
-	_, err := r.a.Ledger().Credit(ctx, r.c, ledger.Credit{
-		CustomerID: *s.CustomerID, Kind: pointsentry.KindRefund, Points: back, SourceKind: pointsentry.SourceKindReturn,
-		SourceID: &ret.ID, Reason: "points paid given back: " + string(ret.Kind) + " " + ret.ExternalID + " of sale " + s.ExternalID + " at " + r.store,
-	})
-	return err
+	return r.a.Loyalty.RefundReturnPoints(ctx, r.c, loyalty.ReturnPoints{CustomerID: *s.CustomerID, ReturnID: ret.ID, Points: back,
+		Reason: "points paid given back: " + string(ret.Kind) + " " + ret.ExternalID + " of sale " + s.ExternalID + " at " + r.store})
 }
 
 // kept is the points the customer keeps of the sale once returnedAmount of

@@ -3,15 +3,12 @@ package pos
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"maps"
 	"slices"
 
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
-	"github.com/fideliza/fideliza/app/loyalty"
-	"github.com/fideliza/fideliza/domain/ledger"
 
 	"github.com/shopspring/decimal"
 	"go.opentelemetry.io/otel/attribute"
@@ -192,11 +189,7 @@ func (a *Service) writeSaleGroup(group []*saleWrite) []saleWritten {
 					// The sale takes the hold now; processing debits it.
 					p.SetHoldID(pm.HoldID)
 					whose := customers.CustomerWithDocument(w.doc)
-					err := a.Ledger().TakeHold(ctx, tx.Ent, tillOwner(w.in.StoreID), pm.HoldID, *pm.Amount, whose, &s.ID, nil)
-					if errors.Is(err, ledger.ErrHoldUnavailable) || errors.Is(err, ledger.ErrHoldForeign) {
-						return loyalty.HoldError(err)
-					}
-					if err != nil {
+					if err := a.Loyalty.TakeHoldForSale(ctx, tx.Ent, tillOwner(w.in.StoreID), pm.HoldID, *pm.Amount, whose, s.ID); err != nil {
 						return err
 					}
 				}

@@ -17,14 +17,12 @@ import (
 	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/domain/campaignrules"
 	"github.com/fideliza/fideliza/domain/eligibility"
-	"github.com/fideliza/fideliza/domain/ledger"
 	"github.com/fideliza/fideliza/domain/outbox"
-	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
-	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -325,30 +323,12 @@ func (a *Service) findOrPreRegister(ctx context.Context, c *ent.Client, tenant *
 // creditSale credits the sale's points and the bonus of the customer's
 // bonus-points campaigns for the pdv channel, each once per sale.
 func (a *Service) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant, s *ent.Sale, cust *ent.Customer) (int64, error) {
-	l := a.Ledger()
-	var total int64
-	// Money earns points; points paid with do not.
-	paid := s.AmountPayable.Sub(pointsPaid(s))
-	if pts := points.Earned(paid, tenant.PointsPerReal); pts > 0 {
-		res, err := l.Credit(ctx, c, ledger.Credit{
-			CustomerID: cust.ID, Kind: pointsentry.KindCredit, Points: pts, SourceKind: pointsentry.SourceKindSale,
-			SourceID: &s.ID, Amount: &paid, Reason: "sale " + s.ExternalID + " at " + s.Edges.Store.Code, Tenant: tenant,
-		})
-		if err != nil {
-			return 0, err
-		}
-		total += res.Entry.Points
-	} else if paid.IsPositive() {
-		// No points (under R$ 1, or a rate of 0), but the money was spent:
-		// the lifetime value grows all the same. The sale's RECEIVED check
-		// in this transaction keeps it to once.
-		locked, err := a.LockCustomer(ctx, c, cust.ID)
-		if err != nil {
-			return 0, err
-		}
-		if err := c.Customer.UpdateOneID(cust.ID).SetLifetimeValue(locked.LifetimeValue.Add(paid)).Exec(ctx); err != nil {
-			return 0, err
-		}
+	credit := loyalty.SalePoints{Tenant: tenant, CustomerID: cust.ID, SaleID: s.ID, Reason: "sale " + s.ExternalID + " at " + s.Edges.Store.Code}
+	// Money earns points; points paid with do not. The sale's RECEIVED
+	// check in this transaction credits it once.
+	total, err := a.Loyalty.CreditSale(ctx, c, credit, s.AmountPayable.Sub(pointsPaid(s)))
+	if err != nil {
+		return 0, err
 	}
 	live, err := a.LiveCampaignsIn(ctx, c)
 	if err != nil {
@@ -358,14 +338,12 @@ func (a *Service) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Ten
 	if err != nil || bonus == 0 {
 		return total, err
 	}
-	res, err := l.Credit(ctx, c, ledger.Credit{
-		CustomerID: cust.ID, Kind: pointsentry.KindBonus, Points: bonus, SourceKind: pointsentry.SourceKindSale,
-		SourceID: &s.ID, Reason: "bonus points: " + names, Tenant: tenant,
-	})
+	credit.Reason = "bonus points: " + names
+	n, err := a.Loyalty.CreditSaleBonus(ctx, c, credit, bonus)
 	if err != nil {
 		return 0, err
 	}
-	return total + res.Entry.Points, nil
+	return total + n, nil
 }
 
 // saleBonus is the bonus the customer's pdv bonus-points campaigns

@@ -123,7 +123,7 @@ func Available(ctx context.Context, c *ent.Client, cust *ent.Customer, now time.
 // session asked again answers its hold (replayed), unless it held other
 // points or another customer's (ErrHoldSession).
 func (l Ledger) PlaceHold(ctx context.Context, c *ent.Client, h Hold) (hold *ent.PointsHold, replayed bool, err error) {
-	cust, err := l.LockCustomer(ctx, c, h.CustomerID)
+	cust, err := LockCustomer(ctx, c, l.Dialect, h.CustomerID)
 	if err != nil {
 		return nil, false, err
 	}
@@ -164,7 +164,7 @@ func (l Ledger) ReleaseHold(ctx context.Context, c *ent.Client, owner HoldOwner,
 	if err != nil {
 		return nil, err
 	}
-	if _, err := l.LockCustomer(ctx, c, hold.CustomerID); err != nil {
+	if _, err := LockCustomer(ctx, c, l.Dialect, hold.CustomerID); err != nil {
 		return nil, err
 	}
 	if hold, err = c.PointsHold.Get(ctx, id); err != nil { // re-read under the lock
@@ -231,7 +231,7 @@ func (l Ledger) SpendHold(ctx context.Context, c *ent.Client, id string, sk poin
 	if err != nil {
 		return nil, err
 	}
-	cust, err := l.LockCustomer(ctx, c, hold.CustomerID)
+	cust, err := LockCustomer(ctx, c, l.Dialect, hold.CustomerID)
 	if err != nil {
 		return nil, err
 	}

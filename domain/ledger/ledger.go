@@ -93,7 +93,7 @@ func (l Ledger) Credit(ctx context.Context, c *ent.Client, cr Credit) (*Result, 
 	if cr.Points <= 0 {
 		return nil, fmt.Errorf("credit of %d points", cr.Points)
 	}
-	cust, err := l.LockCustomer(ctx, c, cr.CustomerID)
+	cust, err := LockCustomer(ctx, c, l.Dialect, cr.CustomerID)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func (l Ledger) Debit(ctx context.Context, c *ent.Client, d Debit) (*Result, err
 	if d.Points <= 0 {
 		return nil, fmt.Errorf("debit of %d points", d.Points)
 	}
-	cust, err := l.LockCustomer(ctx, c, d.CustomerID)
+	cust, err := LockCustomer(ctx, c, l.Dialect, d.CustomerID)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +230,7 @@ func (l Ledger) Expire(ctx context.Context, c *ent.Client, lotID string) (*Resul
 	if err != nil {
 		return nil, err
 	}
-	cust, err := l.LockCustomer(ctx, c, lot.CustomerID)
+	cust, err := LockCustomer(ctx, c, l.Dialect, lot.CustomerID)
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +262,7 @@ func (l Ledger) Release(ctx context.Context, c *ent.Client, lotID string) error 
 	if err != nil {
 		return err
 	}
-	cust, err := l.LockCustomer(ctx, c, lot.CustomerID)
+	cust, err := LockCustomer(ctx, c, l.Dialect, lot.CustomerID)
 	if err != nil {
 		return err
 	}
@@ -318,7 +318,7 @@ func (l Ledger) Reverse(ctx context.Context, c *ent.Client, r Reversal) (*Result
 	if r.Points < 0 {
 		return nil, fmt.Errorf("reversal of %d points", r.Points)
 	}
-	cust, err := l.LockCustomer(ctx, c, r.CustomerID)
+	cust, err := LockCustomer(ctx, c, l.Dialect, r.CustomerID)
 	if err != nil {
 		return nil, err
 	}
@@ -400,12 +400,13 @@ func lessAmount(v decimal.Decimal, refund *decimal.Decimal) decimal.Decimal {
 	return decimal.Max(v.Sub(*refund), decimal.Zero)
 }
 
-// LockCustomer reads the customer and, on PostgreSQL, locks its row until
-// the transaction ends. SQLite transactions hold the database's single write
-// lock from their first statement (BEGIN IMMEDIATE), which serialises them.
-func (l Ledger) LockCustomer(ctx context.Context, c *ent.Client, id string) (*ent.Customer, error) {
+// LockCustomer reads the customer and, on PostgreSQL (dbDialect), locks its
+// row until the transaction of c ends. SQLite transactions hold the
+// database's single write lock from their first statement (BEGIN
+// IMMEDIATE), which serialises them.
+func LockCustomer(ctx context.Context, c *ent.Client, dbDialect, id string) (*ent.Customer, error) {
 	q := c.Customer.Query().Where(customer.ID(id))
-	if l.Dialect == dialect.Postgres {
+	if dbDialect == dialect.Postgres {
 		q.ForUpdate()
 	}
 	cust, err := q.Only(ctx)

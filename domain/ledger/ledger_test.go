@@ -148,7 +148,7 @@ func TestLedgerMovesPoints(t *testing.T) {
 		require.Equal(t, [2]int64{0, 0}, [2]int64{balance, debt})
 
 		_, err = e.write(t, func(c *ent.Client) (*ledger.Result, error) {
-			_, err := e.ledger.LockCustomer(e.ctx, c, "cus_missing")
+			_, err := ledger.LockCustomer(e.ctx, c, e.db.Dialect, "cus_missing")
 			return nil, err
 		})
 		require.ErrorIs(t, err, ledger.ErrCustomerNotFound)
