@@ -16,6 +16,7 @@ import (
 	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/app/loyalty"
+	"github.com/fideliza/fideliza/app/nodes"
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/app/webhooks"
@@ -42,6 +43,7 @@ type App struct {
 	Webhooks   *webhooks.Service
 	Checkout   *checkout.Service
 	POS        *pos.Service
+	Nodes      *nodes.Service
 
 	// History plays the living demo's history into serve --demo's tenant
 	// and every new or reset sandbox (demoyear.Play); nil: they hold the
@@ -65,6 +67,7 @@ func New(k *Config) *App {
 	a.Loyalty = &loyalty.Service{Kernel: k, Campaigns: a.Campaigns, Audiences: a.Audiences}
 	a.Checkout = &checkout.Service{Kernel: k, Campaigns: a.Campaigns, Loyalty: a.Loyalty}
 	a.POS = &pos.Service{Kernel: k, Checkout: a.Checkout, Campaigns: a.Campaigns, Loyalty: a.Loyalty, Audiences: a.Audiences}
+	a.Nodes = &nodes.Service{Kernel: k}
 	a.Backoffice.Demo = demoData{a}
 	if k.Auth != nil {
 		k.Auth.CountFailuresIn(k.Limiter("client-failures", nil, 0))

@@ -72,6 +72,7 @@ var contextsBelow = map[string][]string{
 	"loyalty":    {"campaigns", "audiences"},
 	"checkout":   {"campaigns", "loyalty"},
 	"pos":        {"checkout", "campaigns", "loyalty", "customers", "audiences"},
+	"nodes":      {"backoffice", "campaigns", "checkout", "customers", "insights", "loyalty", "pos", "webhooks"},
 }
 
 func checkContexts(t *testing.T) {

@@ -24,6 +24,7 @@ import (
 	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/app/loyalty"
+	"github.com/fideliza/fideliza/app/nodes"
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/app/webhooks"
@@ -215,4 +216,5 @@ var rules = map[string]reflect.Value{
 	"privacy": reflect.ValueOf(privacy.Rules), "backoffice": reflect.ValueOf(backoffice.Rules),
 	"webhooks": reflect.ValueOf(webhooks.Rules), "checkout": reflect.ValueOf(checkout.Rules),
 	"pos": reflect.ValueOf(pos.Rules), "audiences": reflect.ValueOf(audiences.Rules),
+	"nodes": reflect.ValueOf(nodes.Rules),
 }

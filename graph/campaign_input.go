@@ -10,7 +10,6 @@ import (
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/domain/experiment"
 	"github.com/fideliza/fideliza/ent"
-	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/graph/generated"
 )
 
@@ -99,13 +98,13 @@ func cartValidation(ctx context.Context, a *app.App, v *checkout.Validation) (*g
 	for _, ie := range v.Ineligible {
 		ids = append(ids, ie.Campaign.ID)
 	}
-	rows, err := a.DB.Ent.Campaign.Query().Where(campaign.IDIn(ids...)).All(ctx)
+	rows, err := a.Campaigns.CampaignsByID(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
 	byID := make(map[string]*ent.Campaign, len(rows))
 	for _, c := range rows {
-		byID[c.ID] = a.Campaigns.WithStatus(c)
+		byID[c.ID] = c
 	}
 	out := &generated.CartValidation{ValidationToken: v.Token, ExpiresAt: v.ExpiresAt,
 		Eligible: []*generated.EligibleCampaign{}, Ineligible: []*generated.IneligibleCampaign{}}

@@ -12,7 +12,6 @@ import (
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
-	"github.com/fideliza/fideliza/ent/schema/pid"
 	"github.com/fideliza/fideliza/graph/generated"
 )
 
@@ -23,49 +22,27 @@ func (r *campaignResolver) Status(ctx context.Context, obj *ent.Campaign) (campa
 
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (ent.Noder, error) {
-	n, err := r.client.Noder(ctx, id, ent.WithNodeType(pid.NodeType))
-	if err != nil {
-		return nil, err
-	}
-	if err := kernel.Authorize(ctx, nodeScope(n)); err != nil {
-		return nil, err
-	}
-	return n, nil
+	return r.app.Nodes.Node(ctx, id)
 }
 
 // Nodes is the resolver for the nodes field.
 func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, error) {
-	nodes, err := r.client.Noders(ctx, ids, ent.WithNodeType(pid.NodeType))
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range nodes {
-		if n == nil {
-			continue
-		}
-		if err := kernel.Authorize(ctx, nodeScope(n)); err != nil {
-			return nil, err
-		}
-	}
-	return nodes, nil
+	return r.app.Nodes.Nodes(ctx, ids)
 }
 
 // APIClients is the resolver for the apiClients field.
 func (r *queryResolver) APIClients(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) (*ent.APIClientConnection, error) {
-	return r.client.APIClient.Query().Paginate(ctx, after, first, before, last,
-		ent.WithAPIClientOrder(orderBy), ent.WithAPIClientFilter(where.Filter))
+	return r.app.Backoffice.APIClientConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
 }
 
 // AuditEvents is the resolver for the auditEvents field.
 func (r *queryResolver) AuditEvents(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AuditEventOrder, where *ent.AuditEventWhereInput) (*ent.AuditEventConnection, error) {
-	return r.client.AuditEvent.Query().Paginate(ctx, after, first, before, last,
-		ent.WithAuditEventOrder(orderBy), ent.WithAuditEventFilter(where.Filter))
+	return r.app.Backoffice.AuditEventConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
 }
 
 // Campaigns is the resolver for the campaigns field.
 func (r *queryResolver) Campaigns(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) (*ent.CampaignConnection, error) {
-	conn, err := r.client.Campaign.Query().Paginate(ctx, after, first, before, last,
-		ent.WithCampaignOrder(orderBy), ent.WithCampaignFilter(where.Filter))
+	conn, err := r.app.Campaigns.CampaignConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
 	if err == nil {
 		addPerformancePage(ctx, conn)
 	}
@@ -77,68 +54,57 @@ func (r *queryResolver) Customers(ctx context.Context, after *entgql.Cursor[stri
 	if err := customerCursors(orderBy, after, before); err != nil {
 		return nil, err
 	}
-	return r.client.Customer.Query().Paginate(ctx, after, first, before, last,
-		ent.WithCustomerOrder(orderBy), ent.WithCustomerFilter(where.Filter))
+	return r.app.Customers.CustomerConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
 }
 
 // Events is the resolver for the events field.
 func (r *queryResolver) Events(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.EventOrder, where *ent.EventWhereInput) (*ent.EventConnection, error) {
-	return r.client.Event.Query().Paginate(ctx, after, first, before, last,
-		ent.WithEventOrder(orderBy), ent.WithEventFilter(where.Filter))
+	return r.app.Webhooks.EventConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
 }
 
 // PointsEntries is the resolver for the pointsEntries field.
 func (r *queryResolver) PointsEntries(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PointsEntryOrder, where *ent.PointsEntryWhereInput) (*ent.PointsEntryConnection, error) {
-	return r.client.PointsEntry.Query().Paginate(ctx, after, first, before, last,
-		ent.WithPointsEntryOrder(orderBy), ent.WithPointsEntryFilter(where.Filter))
+	return r.app.Loyalty.PointsEntryConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
 }
 
 // Products is the resolver for the products field.
 func (r *queryResolver) Products(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ProductOrder, where *ent.ProductWhereInput) (*ent.ProductConnection, error) {
-	return r.client.Product.Query().Paginate(ctx, after, first, before, last,
-		ent.WithProductOrder(orderBy), ent.WithProductFilter(where.Filter))
+	return r.app.Campaigns.ProductConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
 }
 
 // Redemptions is the resolver for the redemptions field.
 func (r *queryResolver) Redemptions(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) (*ent.RedemptionConnection, error) {
-	return r.client.Redemption.Query().Paginate(ctx, after, first, before, last,
-		ent.WithRedemptionOrder(orderBy), ent.WithRedemptionFilter(where.Filter))
+	return r.app.Checkout.RedemptionConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
 }
 
 // Sales is the resolver for the sales field.
 func (r *queryResolver) Sales(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) (*ent.SaleConnection, error) {
-	return r.client.Sale.Query().Paginate(ctx, after, first, before, last,
-		ent.WithSaleOrder(orderBy), ent.WithSaleFilter(where.Filter))
+	return r.app.POS.SaleConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
 }
 
 // Segments is the resolver for the segments field.
 func (r *queryResolver) Segments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) (*ent.SegmentConnection, error) {
-	return r.client.Segment.Query().Paginate(ctx, after, first, before, last,
-		ent.WithSegmentOrder(orderBy), ent.WithSegmentFilter(where.Filter))
+	return r.app.Customers.SegmentConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
 }
 
 // Stores is the resolver for the stores field.
 func (r *queryResolver) Stores(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) (*ent.StoreConnection, error) {
-	return r.client.Store.Query().Paginate(ctx, after, first, before, last,
-		ent.WithStoreOrder(orderBy), ent.WithStoreFilter(where.Filter))
+	return r.app.Backoffice.StoreConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
 }
 
 // Tenants is the resolver for the tenants field.
 func (r *queryResolver) Tenants(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) (*ent.TenantConnection, error) {
-	return r.client.Tenant.Query().Paginate(ctx, after, first, before, last,
-		ent.WithTenantOrder(orderBy), ent.WithTenantFilter(where.Filter))
+	return r.app.Backoffice.TenantConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
 }
 
 // WebhookDeliveries is the resolver for the webhookDeliveries field.
 func (r *queryResolver) WebhookDeliveries(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookDeliveryOrder, where *ent.WebhookDeliveryWhereInput) (*ent.WebhookDeliveryConnection, error) {
-	return r.client.WebhookDelivery.Query().Paginate(ctx, after, first, before, last,
-		ent.WithWebhookDeliveryOrder(orderBy), ent.WithWebhookDeliveryFilter(where.Filter))
+	return r.app.Webhooks.WebhookDeliveryConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
 }
 
 // WebhookEndpoints is the resolver for the webhookEndpoints field.
 func (r *queryResolver) WebhookEndpoints(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEndpointOrder, where *ent.WebhookEndpointWhereInput) (*ent.WebhookEndpointConnection, error) {
-	return r.client.WebhookEndpoint.Query().Paginate(ctx, after, first, before, last,
-		ent.WithWebhookEndpointOrder(orderBy), ent.WithWebhookEndpointFilter(where.Filter))
+	return r.app.Webhooks.WebhookEndpointConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
 }
 
 // Campaign returns generated.CampaignResolver implementation.

@@ -1,7 +1,8 @@
 // Package graph is the GraphQL transport: gqlgen's resolvers, inputs,
 // limits, paging and scopes. Every resolver translates and calls one
-// operation of package app, but the list and node reads, which read ent
-// under its privacy policies (entPrivacyReads in entreads_test.go).
+// operation of package app, the connections and node reads too (entgql's
+// arguments passed through); only the edges between entities are resolved
+// by entgql's generated code, below the scopes of TypeScopes.
 package graph
 
 import (
@@ -21,7 +22,6 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fideliza/fideliza/app"
-	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/graph/generated"
 )
 
@@ -43,8 +43,7 @@ type Config struct {
 
 // Resolver is the root resolver.
 type Resolver struct {
-	app    *app.App
-	client *ent.Client
+	app *app.App
 }
 
 // NewHandler returns the GraphQL HTTP handler, its parts chosen one by one
@@ -58,7 +57,7 @@ type Resolver struct {
 // enqueues in), so the handler opens none.
 func NewHandler(app *app.App, cfg Config) http.Handler {
 	srv := handler.New(pagedComplexity{generated.NewExecutableSchema(generated.Config{
-		Resolvers: &Resolver{app: app, client: app.DB.Ent},
+		Resolvers: &Resolver{app: app},
 	})})
 	srv.AddTransport(overHTTP{})
 	live := &subscriptions{app: app, limits: cfg.Subscriptions.withDefaults(), address: cfg.ClientAddress}

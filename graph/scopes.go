@@ -21,6 +21,8 @@ import (
 	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/app/loyalty"
+	"github.com/fideliza/fideliza/app/nodes"
+	"github.com/fideliza/fideliza/app/pos"
 	privacyctx "github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/apperr"
@@ -34,32 +36,32 @@ import (
 // "" needs only a valid token. A root field missing here is refused, and a
 // test fails until it is added.
 var RootFieldScopes = map[string]string{
-	"Query.node":               "", // checked per type by nodeScope
-	"Query.nodes":              "", // checked per type by nodeScope
-	"Query.tenants":            "", // a viewer sees its own tenant
-	"Query.stores":             "campaigns:read",
-	"Query.apiClients":         kernel.ScopeBackoffice,
-	"Query.customers":          customers.Rules.ListCustomers.Scope(),
+	"Query.node":               nodes.Rules.Node.Scope(), // then the rule of its type (nodes.TypeRules)
+	"Query.nodes":              nodes.Rules.Nodes.Scope(),
+	"Query.tenants":            backoffice.Rules.TenantConnection.Scope(), // a viewer sees its own tenant
+	"Query.stores":             backoffice.Rules.StoreConnection.Scope(),
+	"Query.apiClients":         backoffice.Rules.APIClientConnection.Scope(),
+	"Query.customers":          customers.Rules.CustomerConnection.Scope(),
 	"Query.customerSearch":     customers.Rules.ListCustomers.Scope(),
 	"Query.customerByDocument": customers.Rules.CustomerByDocument.Scope(),
-	"Query.segments":           "customers:read",
-	"Query.campaigns":          campaigns.Rules.ListCampaigns.Scope(),
+	"Query.segments":           customers.Rules.SegmentConnection.Scope(),
+	"Query.campaigns":          campaigns.Rules.CampaignConnection.Scope(),
 
 	"Query.predictiveSegments":   insights.Rules.PredictiveSegments.Scope(),
 	"Query.previewAudience":      audiences.Rules.PreviewAudience.Scope(),
 	"Query.pointsLiability":      loyalty.Rules.PointsLiability.Scope(),
 	"Query.pointsLiabilityByDay": insights.Rules.PointsLiabilityByDay.Scope(),
-	"Query.pointsEntries":        "loyalty:read",
-	"Query.events":               kernel.ScopeBackoffice,
+	"Query.pointsEntries":        loyalty.Rules.PointsEntryConnection.Scope(),
+	"Query.events":               webhooks.Rules.EventConnection.Scope(),
 	"Query.customersByLevel":     loyalty.Rules.ByLevel.Scope(),
 	"Query.customerImport":       customers.Rules.CustomerImport.Scope(),
 	"Query.activeCustomers":      insights.Rules.ActiveCustomers.Scope(),
 	"Query.salesByStoreDay":      insights.Rules.SalesByStoreDay.Scope(),
-	"Query.sales":                kernel.ScopeBackoffice,
-	"Query.redemptions":          "campaigns:read",
-	"Query.products":             "campaigns:read",
+	"Query.sales":                pos.Rules.SaleConnection.Scope(),
+	"Query.redemptions":          checkout.Rules.RedemptionConnection.Scope(),
+	"Query.products":             campaigns.Rules.ProductConnection.Scope(),
 	"Query.customerExport":       privacyctx.Rules.ExportCustomer.Scope(),
-	"Query.auditEvents":          kernel.ScopeBackofficeWrite,
+	"Query.auditEvents":          backoffice.Rules.AuditEventConnection.Scope(),
 	"Mutation.eraseCustomer":     privacyctx.Rules.EraseCustomer.Scope(),
 
 	"Query.pointsSpentByStoreDay": insights.Rules.PointsSpentByStoreDay.Scope(),
@@ -94,8 +96,8 @@ var RootFieldScopes = map[string]string{
 	"Mutation.importSegmentCustomers": customers.Rules.ImportSegmentCPFs.Scope(),
 	"Mutation.refreshChurnScores":     insights.Rules.RefreshChurnScores.Scope(),
 
-	"Query.webhookEndpoints":         webhooks.Rules.WebhookEndpoints.Scope(),
-	"Query.webhookDeliveries":        webhooks.Rules.WebhookDeliveries.Scope(),
+	"Query.webhookEndpoints":         webhooks.Rules.WebhookEndpointConnection.Scope(),
+	"Query.webhookDeliveries":        webhooks.Rules.WebhookDeliveryConnection.Scope(),
 	"Mutation.createWebhookEndpoint": webhooks.Rules.CreateWebhookEndpoint.Scope(),
 	"Mutation.updateWebhookEndpoint": webhooks.Rules.UpdateWebhookEndpoint.Scope(),
 	"Mutation.deleteWebhookEndpoint": webhooks.Rules.DeleteWebhookEndpoint.Scope(),
@@ -104,32 +106,18 @@ var RootFieldScopes = map[string]string{
 }
 
 // TypeScopes maps every entity type (every type implementing Node) to the
-// scope needed to read it below the root: reading a customer does not grant
-// reading its ledger or its sales. A node fetched by id needs the same
-// scope; a test fails when an entity type is missing here.
-var TypeScopes = map[string]string{
-	"Tenant":        "", // a viewer sees its own tenant
-	"Customer":      "customers:read",
-	"Segment":       "customers:read",
-	"PointsEntry":   "loyalty:read",
-	"Campaign":      "campaigns:read",
-	"Redemption":    "campaigns:read",
-	"Store":         "campaigns:read",
-	"Product":       "campaigns:read",
-	"Coupon":        "campaigns:read",
-	"ConsentChange": "customers:read",
-	"AuditEvent":    kernel.ScopeBackofficeWrite,
-	"Sale":          kernel.ScopeBackoffice,
-	"SaleItem":      kernel.ScopeBackoffice,
-	"SalePayment":   kernel.ScopeBackoffice,
-	"SaleReturn":    kernel.ScopeBackoffice,
-	"CustomerScore": "customers:read",
-	"APIClient":     kernel.ScopeBackoffice,
-	"Event":         kernel.ScopeBackoffice,
+// scope needed to read it below the root, the scope of its rule in
+// nodes.TypeRules, which a node fetched by id is checked against: reading a
+// customer does not grant reading its ledger or its sales. A test fails
+// when an entity type is missing there.
+var TypeScopes = typeScopes(nodes.TypeRules)
 
-	"WebhookEndpoint": "webhooks:read",
-	"WebhookDelivery": "webhooks:read",
-	"WebhookAttempt":  "webhooks:read",
+func typeScopes(rules map[string]kernel.Rule) map[string]string {
+	scopes := make(map[string]string, len(rules))
+	for typ, rule := range rules {
+		scopes[typ] = rule.Scope()
+	}
+	return scopes
 }
 
 // checkField runs before every field's resolver: it refuses an edge between
@@ -156,15 +144,6 @@ func edgeScope(fc *graphql.FieldContext) (string, bool) {
 	}
 	scope, ok := TypeScopes[strings.TrimSuffix(fc.Field.Definition.Type.Name(), "Connection")]
 	return scope, ok
-}
-
-// nodeScope is the scope needed to read a node fetched by id.
-func nodeScope(n ent.Noder) string {
-	scope, ok := TypeScopes[strings.TrimPrefix(fmt.Sprintf("%T", n), "*ent.")]
-	if !ok {
-		return kernel.ScopeBackofficeWrite // an entity nobody listed: operators only
-	}
-	return scope
 }
 
 // authorizeRootField refuses a root field whose scope the viewer lacks.

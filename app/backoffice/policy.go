@@ -8,6 +8,7 @@ var Rules = kernel.NamedRules(struct {
 	RecentAuditEvents, TenantsAllowingOrigin, PruneSigningKeys, ManagedTenants, InSandbox          kernel.Rule
 	SandboxClients, CreateSandbox, CreateSandboxClient, RotateSandboxClient, ResetSandbox          kernel.Rule
 	SeedDemoTenant                                                                                 kernel.Rule
+	APIClientConnection, AuditEventConnection, StoreConnection, TenantConnection, Tenant           kernel.Rule
 }{
 	CreateTenant:          kernel.System, // the admin CLI
 	UpdateTenant:          kernel.Scope(kernel.ScopeBackofficeWrite),
@@ -27,4 +28,12 @@ var Rules = kernel.NamedRules(struct {
 	RotateSandboxClient:   kernel.Scope(kernel.ScopeBackofficeWrite),
 	ResetSandbox:          kernel.Scope(kernel.ScopeBackofficeWrite),
 	SeedDemoTenant:        kernel.System,
+
+	// The GraphQL connections (connections.go).
+	APIClientConnection:  kernel.Scope(kernel.ScopeBackoffice),
+	AuditEventConnection: kernel.Scope(kernel.ScopeBackofficeWrite),
+	StoreConnection:      kernel.Scope("campaigns:read"),
+	TenantConnection:     kernel.Scope(""), // a viewer sees its own tenant
+
+	Tenant: kernel.System, // the admin CLI
 })

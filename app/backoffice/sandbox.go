@@ -46,6 +46,18 @@ func (a *Service) ManagedTenants(ctx context.Context) ([]*ent.Tenant, error) {
 	return append([]*ent.Tenant{own}, sandboxes...), nil
 }
 
+// Tenant reads one tenant by id.
+func (a *Service) Tenant(ctx context.Context, id string) (*ent.Tenant, error) {
+	if err := Rules.Tenant.Allow(ctx); err != nil {
+		return nil, err
+	}
+	t, err := a.DB.Ent.Tenant.Get(ctx, id)
+	if err != nil {
+		return nil, kernel.NotFoundAs(err, "tenant")
+	}
+	return t, nil
+}
+
 // productionTenant returns the viewer's tenant, refusing a sandbox's users:
 // sandboxes are managed from their production tenant.
 func (a *Service) productionTenant(ctx context.Context) (*ent.Tenant, error) {

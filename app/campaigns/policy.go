@@ -7,6 +7,7 @@ var Rules = kernel.NamedRules(struct {
 	ListCampaigns, Campaign, HoldsOut, CreateCampaign, EndCampaign, PauseCampaign, ResumeCampaign kernel.Rule
 	ImportProducts, AddCoupons, ListCoupons, EachCoupon, WithStatus, SpendBudget, GiveBackBudget  kernel.Rule
 	RollBack, EnrichFromCatalogue, CouponOf, RunCampaignLifecycle                                 kernel.Rule
+	CampaignConnection, ProductConnection, CampaignsByID                                          kernel.Rule
 }{
 	ListCampaigns:        kernel.Scope("campaigns:read"),
 	Campaign:             kernel.Scope("campaigns:read"),
@@ -26,4 +27,10 @@ var Rules = kernel.NamedRules(struct {
 	EnrichFromCatalogue:  kernel.Internal,
 	CouponOf:             kernel.Internal,
 	RunCampaignLifecycle: kernel.System,
+
+	// The GraphQL connections (connections.go).
+	CampaignConnection: kernel.Scope("campaigns:read"),
+	ProductConnection:  kernel.Scope("campaigns:read"),
+
+	CampaignsByID: kernel.Scope("campaigns:read"), // the campaigns a cart validation names
 })

@@ -8,6 +8,7 @@ var Rules = kernel.NamedRules(struct {
 	StartCustomerImport, CustomerImport, CustomerImportProblems, ListSegments, Segment, CreateSegment kernel.Rule
 	UpdateSegment, AddSegmentCustomers, RemoveSegmentCustomers, ImportSegmentCPFs, ImportCustomers    kernel.Rule
 	RunCustomerImport, FailCustomerImport                                                             kernel.Rule
+	CustomerConnection, SegmentConnection                                                             kernel.Rule
 }{
 	ListCustomers:          kernel.Scope("customers:read"),
 	Customer:               kernel.Scope("customers:read"),
@@ -28,4 +29,8 @@ var Rules = kernel.NamedRules(struct {
 	ImportCustomers:        kernel.System, // the import job, the CLI, the demo
 	RunCustomerImport:      kernel.System,
 	FailCustomerImport:     kernel.System,
+
+	// The GraphQL connections (connections.go).
+	CustomerConnection: kernel.Scope("customers:read"),
+	SegmentConnection:  kernel.Scope("customers:read"),
 })

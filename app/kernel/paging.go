@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/ent"
 )
 
 // Page sizes of every list and connection: unbounded pages would let one
@@ -50,4 +51,15 @@ func Pages[T any](ctx context.Context, read func(after string) ([]T, error), id 
 		}
 		after = id(rows[len(rows)-1])
 	}
+}
+
+// Page is a page of a GraphQL connection as entgql reads it: First items
+// after the cursor After, or Last items before Before. The connection
+// operations take it with the connection's order and filter, as the
+// schema's arguments give them.
+type Page struct {
+	After  *ent.Cursor
+	First  *int
+	Before *ent.Cursor
+	Last   *int
 }

@@ -9,6 +9,7 @@ var Rules = kernel.NamedRules(struct {
 	HoldPoints, ReleaseHold, ExpirePoints, ReleasePendingPoints, NotifyExpiringPoints, RecomputeLevels   kernel.Rule
 	CreditCashback                                                                                       kernel.Rule
 	CreditSale, CreditSaleBonus, TakeHoldForSale, SpendSaleHold, ReverseReturnPoints, RefundReturnPoints kernel.Rule
+	PointsEntryConnection                                                                                kernel.Rule
 }{
 	CreditPoints:         kernel.Scope("loyalty:write"),
 	DebitPoints:          kernel.Scope("loyalty:write"),
@@ -37,4 +38,7 @@ var Rules = kernel.NamedRules(struct {
 	NotifyExpiringPoints: kernel.System,
 	RecomputeLevels:      kernel.System,
 	CreditCashback:       kernel.System,
+
+	// The GraphQL connections (connections.go).
+	PointsEntryConnection: kernel.Scope("loyalty:read"),
 })

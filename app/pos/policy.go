@@ -10,6 +10,7 @@ import (
 var Rules = kernel.NamedRules(struct {
 	IdentifyCustomer, AuthorizeDiscounts, RegisterSale, HoldPoints, ReleasePointsHold, SaleOutcome kernel.Rule
 	RegisterSaleReturn, ProcessSale, ProcessSales, ProcessSaleReturn                               kernel.Rule
+	SaleConnection                                                                                 kernel.Rule
 }{
 	IdentifyCustomer:   kernel.Scope(auth.ScopePOS),
 	AuthorizeDiscounts: kernel.Scope(auth.ScopePOS),
@@ -21,4 +22,7 @@ var Rules = kernel.NamedRules(struct {
 	ProcessSale:        kernel.System,
 	ProcessSales:       kernel.System,
 	ProcessSaleReturn:  kernel.System,
+
+	// The GraphQL connections (connections.go).
+	SaleConnection: kernel.Scope(kernel.ScopeBackoffice),
 })

@@ -7,6 +7,7 @@ var Rules = kernel.NamedRules(struct {
 	CreateWebhookEndpoint, UpdateWebhookEndpoint, DeleteWebhookEndpoint, RotateWebhookSecret kernel.Rule
 	RedeliverWebhook, WebhookEndpoint, WebhookEndpoints, WebhookDeliveries, RecentDeliveries kernel.Rule
 	SubscribeEvents, SubscribeImportProgress, DispatchEvents, DeliverWebhook                 kernel.Rule
+	EventConnection, WebhookEndpointConnection, WebhookDeliveryConnection                    kernel.Rule
 }{
 	CreateWebhookEndpoint:   kernel.Scope("webhooks:write"),
 	UpdateWebhookEndpoint:   kernel.Scope("webhooks:write"),
@@ -21,4 +22,9 @@ var Rules = kernel.NamedRules(struct {
 	SubscribeImportProgress: kernel.Scope("customers:read"),
 	DispatchEvents:          kernel.System,
 	DeliverWebhook:          kernel.System,
+
+	// The GraphQL connections (connections.go).
+	EventConnection:           kernel.Scope(kernel.ScopeBackoffice),
+	WebhookEndpointConnection: kernel.Scope("webhooks:read"),
+	WebhookDeliveryConnection: kernel.Scope("webhooks:read"),
 })

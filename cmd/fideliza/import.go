@@ -17,7 +17,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	customersctx "github.com/fideliza/fideliza/app/customers"
-	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/safecsv"
 )
@@ -74,12 +74,11 @@ func newImportCommand(g *globals) *cobra.Command {
 
 // requireTenant checks the tenant a load is for exists.
 func requireTenant(ctx context.Context, a *app.App, tenantID string) error {
-	switch _, err := a.DB.Ent.Tenant.Get(ctx, tenantID); {
-	case ent.IsNotFound(err):
+	_, err := a.Backoffice.Tenant(ctx, tenantID)
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.KindNotFound {
 		return fmt.Errorf("there is no tenant %q", tenantID)
-	default:
-		return err
 	}
+	return err
 }
 
 // printLoad prints a load's summary, naming the error report when rows were
