@@ -171,7 +171,6 @@ func authorizeRootField(ctx context.Context, next graphql.RootResolver) graphql.
 // presentError gives every error an extensions.code matching the REST error
 // codes, and hides internal causes.
 func presentError(ctx context.Context, log *slog.Logger, err error) *gqlerror.Error {
-	keepAnswered(ctx, err)
 	gqlErr := graphql.DefaultErrorPresenter(ctx, err)
 	if e, ok := httperr.As(err); ok {
 		if e.Cause != nil {

@@ -5,42 +5,33 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/Khan/genqlient/graphql"
 	"github.com/go-chi/chi/v5"
 	"github.com/shopspring/decimal"
 
-	"github.com/fideliza/fideliza/dashboardclient"
-	"github.com/fideliza/fideliza/graph"
+	"github.com/fideliza/fideliza/app"
+	insightsctx "github.com/fideliza/fideliza/app/insights"
+	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/domain/experiment"
+	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/panel/chart"
 )
 
 // The insights page draws a tenant's dashboards over a period the user
-// picks, from the GraphQL queries any back-office app makes
-// (dashboardclient), served in this process with the signed-in user's
-// viewer: the same numbers as the API, under the same scopes.
+// picks, from the operations the GraphQL dashboards call (the queries of
+// dashboardclient), with the signed-in user's viewer: the same numbers as
+// the API, amounts to the cent as its Money shows them, under the same
+// rules.
 const (
 	defaultInsightDays = 90  // the period shown when none is picked
 	maxInsightDays     = 365 // the dashboards refuse periods over 366 × 24 h
 	maxCampaignsShown  = 10
 	campaignsRead      = 100 // campaigns whose performance is read
 )
-
-// inProcess serves genqlient's requests with the service's GraphQL handler,
-// without a network round trip: the request carries the caller's context,
-// hence the viewer the session authenticated.
-type inProcess struct{ h http.Handler }
-
-func (d inProcess) Do(r *http.Request) (*http.Response, error) {
-	rec := httptest.NewRecorder()
-	d.h.ServeHTTP(rec, r)
-	return rec.Result(), nil
-}
 
 // insights is the data of the insights page.
 type insights struct {
@@ -75,19 +66,17 @@ func (p *panel) sandboxInsights(w http.ResponseWriter, r *http.Request) {
 
 // renderInsights shows the insights of ctx's tenant (r's, or a sandbox's).
 func (p *panel) renderInsights(ctx context.Context, w http.ResponseWriter, r *http.Request, path string) {
-	gql := graphql.NewClient("/graphql", inProcess{p.gql})
-	answered := &graph.Answered{} // a failed query's error, as its operation returned it
-	ctx = graph.WithAnswered(ctx, answered)
-	prog, err := dashboardclient.Programme(ctx, gql)
+	one := 1
+	tenants, err := p.app.Backoffice.TenantConnection(ctx, kernel.Page{First: &one}, nil, nil)
 	if err != nil {
-		p.fail(w, r, answered.First(err))
+		p.fail(w, r, err)
 		return
 	}
-	if len(prog.Tenants.Edges) == 0 || prog.Tenants.Edges[0].Node == nil {
+	if len(tenants.Edges) == 0 || tenants.Edges[0].Node == nil {
 		p.fail(w, r, fmt.Errorf("the viewer's tenant is not readable"))
 		return
 	}
-	tenant := prog.Tenants.Edges[0].Node
+	tenant := tenants.Edges[0].Node
 	loc, err := time.LoadLocation(tenant.TimeZone)
 	if err != nil {
 		p.fail(w, r, err)
@@ -102,8 +91,8 @@ func (p *panel) renderInsights(ctx context.Context, w http.ResponseWriter, r *ht
 	}
 	in := &insights{Path: path, TimeZone: tenant.TimeZone, From: first.Format(time.DateOnly), To: last.Format(time.DateOnly),
 		Presets: presets(today)}
-	if err := in.read(ctx, gql, first, last); err != nil {
-		p.fail(w, r, answered.First(err))
+	if err := in.read(ctx, p.app, first, last); err != nil {
+		p.fail(w, r, err)
 		return
 	}
 	data.Insights = in
@@ -154,56 +143,48 @@ func midnight(t time.Time) time.Time {
 
 // read asks the dashboards for the days first to last and lays out the
 // charts.
-func (in *insights) read(ctx context.Context, gql graphql.Client, first, last time.Time) error {
+func (in *insights) read(ctx context.Context, a *app.App, first, last time.Time) error {
 	from, to := first, last.AddDate(0, 0, 1)
-	tz := &in.TimeZone
-	sales, err := dashboardclient.SalesByStoreDay(ctx, gql, from, to, tz)
+	sales, err := a.Insights.SalesByStoreDay(ctx, from, to, in.TimeZone)
 	if err != nil {
 		return err
 	}
-	levels, err := dashboardclient.CustomersByLevel(ctx, gql)
+	levels, err := a.Loyalty.ByLevel(ctx)
 	if err != nil {
 		return err
 	}
-	liability, err := dashboardclient.PointsLiabilityByDay(ctx, gql, from, to, tz)
+	liability, err := a.Insights.PointsLiabilityByDay(ctx, from, to, in.TimeZone)
 	if err != nil {
 		return err
 	}
-	spent, err := dashboardclient.PointsSpentByStoreDay(ctx, gql, from, to, tz)
+	spent, err := a.Insights.PointsSpentByStoreDay(ctx, from, to, in.TimeZone)
 	if err != nil {
 		return err
 	}
-	active, err := dashboardclient.ActiveCustomers(ctx, gql, from, to)
+	if in.Active, err = a.Insights.ActiveCustomers(ctx, from, to); err != nil {
+		return err
+	}
+	activeByPeriod, err := in.activeCustomers(ctx, a, from, to)
 	if err != nil {
 		return err
 	}
-	in.Active = active.ActiveCustomers
-	activeByPeriod, err := in.activeCustomers(ctx, gql, from, to)
-	if err != nil {
-		return err
-	}
-	n := campaignsRead
-	campaigns, err := dashboardclient.CampaignPerformance(ctx, gql, &from, &to, &n)
-	if err != nil {
-		return err
-	}
-	lifts, err := dashboardclient.CampaignLift(ctx, gql, &n)
+	campaigns, err := readCampaigns(ctx, a, from, to)
 	if err != nil {
 		return err
 	}
 
-	byDay, byStore, revenue, sold := salesPoints(sales.SalesByStoreDay, first, last)
+	byDay, byStore, revenue, sold := salesPoints(sales, first, last)
 	in.Sales = sold
 	in.Revenue = money(revenue)
-	if n := len(liability.PointsLiabilityByDay); n > 0 {
-		in.Liability = count(float64(liability.PointsLiabilityByDay[n-1].Points))
+	if n := len(liability); n > 0 {
+		in.Liability = count(float64(liability[n-1].Points))
 	}
 	var levelPoints, liabilityPoints []chart.Point
-	for _, l := range levels.CustomersByLevel {
+	for _, l := range levels {
 		levelPoints = append(levelPoints, countPoint(levelName(string(l.Level)), l.Customers, "customers"))
 	}
-	for _, d := range liability.PointsLiabilityByDay {
-		liabilityPoints = append(liabilityPoints, countPoint(d.Day, d.Points, "points"))
+	for _, d := range liability {
+		liabilityPoints = append(liabilityPoints, countPoint(d.Day, int(d.Points), "points"))
 	}
 	in.Charts = []chart.Chart{
 		chart.Columns("sales-by-day", "Sales by day (R$ paid, all stores)", byDay, compact),
@@ -212,16 +193,16 @@ func (in *insights) read(ctx context.Context, gql graphql.Client, first, last ti
 		chart.Columns("active-customers", "Active customers by "+in.ActiveUnit, activeByPeriod, compact),
 		chart.Line("points-liability", "Points outstanding at the end of each day", liabilityPoints, compact),
 		chart.Columns("points-spent", "Points spent as money at the till by day (R$ paid with points, all stores)",
-			pointsSpent(spent.PointsSpentByStoreDay, first, last), compact),
+			pointsSpent(spent, first, last), compact),
 		chart.Bars("campaigns", "Campaigns: what customers paid in orders that used them (R$)", campaignPoints(campaigns)),
-		liftChart(lifts),
+		liftChart(campaigns),
 	}
 	return nil
 }
 
 // salesPoints sums the sales per day of [first, last], zero days included,
 // and per store, and returns what was paid in all and how many sales.
-func salesPoints(rows []dashboardclient.SalesByStoreDaySalesByStoreDayStoreDaySales, first, last time.Time) (byDay, byStore []chart.Point, total decimal.Decimal, sold int) {
+func salesPoints(rows []*insightsctx.StoreDaySales, first, last time.Time) (byDay, byStore []chart.Point, total decimal.Decimal, sold int) {
 	days := map[string]decimal.Decimal{}
 	type storeSum struct {
 		label string
@@ -229,14 +210,15 @@ func salesPoints(rows []dashboardclient.SalesByStoreDaySalesByStoreDayStoreDaySa
 	}
 	stores := map[string]*storeSum{}
 	for _, r := range rows {
-		days[r.Day] = days[r.Day].Add(r.AmountPayable)
+		paid := cents(r.AmountPayable)
+		days[r.Day] = days[r.Day].Add(paid)
 		s := stores[r.Store.Code]
 		if s == nil {
 			s = &storeSum{label: r.Store.Code + " · " + r.Store.Name}
 			stores[r.Store.Code] = s
 		}
-		s.sum = s.sum.Add(r.AmountPayable)
-		total = total.Add(r.AmountPayable)
+		s.sum = s.sum.Add(paid)
+		total = total.Add(paid)
 		sold += r.Sales
 	}
 	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
@@ -256,11 +238,11 @@ func salesPoints(rows []dashboardclient.SalesByStoreDaySalesByStoreDayStoreDaySa
 
 // pointsSpent sums the R$ paid with points per day of [first, last], zero
 // days included; each day says the points too.
-func pointsSpent(rows []dashboardclient.PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpent, first, last time.Time) []chart.Point {
+func pointsSpent(rows []*insightsctx.StoreDayPointsSpent, first, last time.Time) []chart.Point {
 	amounts, spent := map[string]decimal.Decimal{}, map[string]int{}
 	for _, r := range rows {
-		amounts[r.Day] = amounts[r.Day].Add(r.Amount)
-		spent[r.Day] += r.Points
+		amounts[r.Day] = amounts[r.Day].Add(cents(r.Amount))
+		spent[r.Day] += int(r.Points)
 	}
 	var out []chart.Point
 	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
@@ -275,7 +257,7 @@ func pointsSpent(rows []dashboardclient.PointsSpentByStoreDayPointsSpentByStoreD
 // activeCustomers counts the active customers of each week of [from, to),
 // or of each calendar month when the period is longer than nine weeks; the
 // last one ends at to.
-func (in *insights) activeCustomers(ctx context.Context, gql graphql.Client, from, to time.Time) ([]chart.Point, error) {
+func (in *insights) activeCustomers(ctx context.Context, a *app.App, from, to time.Time) ([]chart.Point, error) {
 	next := func(t time.Time) time.Time { return t.AddDate(0, 0, 7) }
 	in.ActiveUnit = "week"
 	if to.Sub(from) > 63*24*time.Hour {
@@ -291,7 +273,7 @@ func (in *insights) activeCustomers(ctx context.Context, gql graphql.Client, fro
 		if end.After(to) {
 			end = to
 		}
-		res, err := dashboardclient.ActiveCustomers(ctx, gql, start, end)
+		active, err := a.Insights.ActiveCustomers(ctx, start, end)
 		if err != nil {
 			return nil, err
 		}
@@ -299,29 +281,62 @@ func (in *insights) activeCustomers(ctx context.Context, gql graphql.Client, fro
 		if in.ActiveUnit == "week" {
 			label = start.Format(time.DateOnly)
 		}
-		out = append(out, countPoint(label, res.ActiveCustomers, "customers"))
+		out = append(out, countPoint(label, active, "customers"))
+	}
+	return out, nil
+}
+
+// campaignRead is a campaign of the first campaignsRead, with its
+// performance in the period and its experiment's lift (nil without a
+// holdout).
+type campaignRead struct {
+	campaign *ent.Campaign
+	perf     *insightsctx.CampaignPerformance
+	lift     *experiment.Lift
+}
+
+// readCampaigns reads the first campaignsRead campaigns (the campaigns
+// connection's first page), their performance within [from, to) together,
+// and each one's lift.
+func readCampaigns(ctx context.Context, a *app.App, from, to time.Time) ([]campaignRead, error) {
+	n := campaignsRead
+	conn, err := a.Campaigns.CampaignConnection(ctx, kernel.Page{First: &n}, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(conn.Edges))
+	for _, e := range conn.Edges {
+		ids = append(ids, e.Node.ID)
+	}
+	perf, err := a.Insights.CampaignsPerformance(ctx, ids, &from, &to)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]campaignRead, 0, len(conn.Edges))
+	for _, e := range conn.Edges {
+		lift, err := a.Insights.CampaignLift(ctx, e.Node)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, campaignRead{campaign: e.Node, perf: perf[e.Node.ID], lift: lift})
 	}
 	return out, nil
 }
 
 // campaignPoints lists the campaigns that brought the most in the period,
 // with redemptions, by revenue.
-func campaignPoints(res *dashboardclient.CampaignPerformanceResponse) []chart.Point {
-	type row struct {
-		name string
-		perf dashboardclient.CampaignPerformanceCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignPerformance
-	}
-	var rows []row
-	for _, e := range res.Campaigns.Edges {
-		if e != nil && e.Node != nil && e.Node.Performance.Redemptions > 0 {
-			rows = append(rows, row{e.Node.Name, e.Node.Performance})
+func campaignPoints(campaigns []campaignRead) []chart.Point {
+	var rows []campaignRead
+	for _, c := range campaigns {
+		if c.perf != nil && c.perf.Redemptions > 0 {
+			rows = append(rows, c)
 		}
 	}
-	slices.SortStableFunc(rows, func(a, b row) int { return b.perf.Revenue.Cmp(a.perf.Revenue) })
+	slices.SortStableFunc(rows, func(a, b campaignRead) int { return cents(b.perf.Revenue).Cmp(cents(a.perf.Revenue)) })
 	var out []chart.Point
 	for _, r := range rows[:min(len(rows), maxCampaignsShown)] {
-		pt := moneyPoint(r.name, r.perf.Revenue)
-		pt.Text += fmt.Sprintf(" · %d redemptions · %s off", r.perf.Redemptions, money(r.perf.DiscountGiven))
+		pt := moneyPoint(r.campaign.Name, cents(r.perf.Revenue))
+		pt.Text += fmt.Sprintf(" · %d redemptions · %s off", r.perf.Redemptions, money(cents(r.perf.DiscountGiven)))
 		out = append(out, pt)
 	}
 	return out
@@ -331,24 +346,23 @@ func campaignPoints(res *dashboardclient.CampaignPerformanceResponse) []chart.Po
 // maxCampaignsShown) by its revenue per customer, treated then held out:
 // the treated bar says the difference, its 95% interval and its verdict, and
 // a note under the title says each campaign's verdict in a sentence.
-func liftChart(res *dashboardclient.CampaignLiftResponse) chart.Chart {
+func liftChart(campaigns []campaignRead) chart.Chart {
 	var pts []chart.Point
 	var notes []string
-	for _, e := range res.Campaigns.Edges {
-		if e == nil || e.Node == nil || e.Node.Lift == nil || len(pts) >= 2*maxCampaignsShown {
+	for _, c := range campaigns {
+		if c.lift == nil || len(pts) >= 2*maxCampaignsShown {
 			continue
 		}
-		l := e.Node.Lift
-		m := l.RevenuePerCustomer
-		treated := moneyPoint(e.Node.Name+" · treated", m.Treated)
-		treated.Text += " · lift " + money(m.Difference)
+		name, m := c.campaign.Name, c.lift.RevenuePerCustomer
+		treated := moneyPoint(name+" · treated", cents(m.Treated))
+		treated.Text += " · lift " + money(cents(m.Difference))
 		if m.Low != nil && m.High != nil {
-			treated.Text += " (95%: " + money(*m.Low) + " to " + money(*m.High) + ")"
+			treated.Text += " (95%: " + money(cents(*m.Low)) + " to " + money(cents(*m.High)) + ")"
 		}
-		treated.Text += " · " + verdictWords[l.Verdict]
-		heldOut := moneyPoint(fmt.Sprintf("%s · held out (%g%%)", e.Node.Name, float64(e.Node.HoldoutBasisPoints)/100), m.HeldOut)
+		treated.Text += " · " + verdictWords[c.lift.Verdict]
+		heldOut := moneyPoint(fmt.Sprintf("%s · held out (%g%%)", name, float64(c.campaign.HoldoutBasisPoints)/100), cents(m.HeldOut))
 		pts = append(pts, treated, heldOut)
-		notes = append(notes, e.Node.Name+": "+l.Summary)
+		notes = append(notes, name+": "+c.lift.Summary())
 	}
 	c := chart.Bars("campaign-lift", "Experiments: revenue per customer, treated and held out, over each campaign's period (R$)", pts)
 	c.Notes = notes
@@ -356,13 +370,18 @@ func liftChart(res *dashboardclient.CampaignLiftResponse) chart.Chart {
 }
 
 // verdictWords is each verdict of a lift in a few words, for a bar.
-var verdictWords = map[dashboardclient.LiftVerdict]string{
-	dashboardclient.LiftVerdictNoBenefit:       "nothing given",
-	dashboardclient.LiftVerdictTooFewCustomers: "too few customers",
-	dashboardclient.LiftVerdictNotSignificant:  "not significant",
-	dashboardclient.LiftVerdictIncreased:       "significant increase",
-	dashboardclient.LiftVerdictDecreased:       "significant decrease",
+var verdictWords = map[experiment.Verdict]string{
+	experiment.NoBenefit:      "nothing given",
+	experiment.TooFew:         "too few customers",
+	experiment.NotSignificant: "not significant",
+	experiment.Increased:      "significant increase",
+	experiment.Decreased:      "significant decrease",
 }
+
+// cents rounds an amount in R$ to the cent, half away from zero, as the
+// API's Money shows it (graph/scalar): the page sums and shows what the API
+// answers.
+func cents(d decimal.Decimal) decimal.Decimal { return d.Round(2) }
 
 // moneyPoint is a point of an amount in R$; the float only places it.
 func moneyPoint(label string, d decimal.Decimal) chart.Point {

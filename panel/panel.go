@@ -157,14 +157,12 @@ func (p page) Role() string {
 
 type panel struct {
 	app *app.App
-	gql http.Handler // the service's GraphQL, which the insights page asks
 	log *slog.Logger
 }
 
-// Handler serves the panel; mount it at Base. gql is the service's GraphQL
-// handler, which expects the viewer in the request's context.
-func Handler(a *app.App, gql http.Handler, log *slog.Logger) http.Handler {
-	p := &panel{app: a, gql: gql, log: log}
+// Handler serves the panel; mount it at Base.
+func Handler(a *app.App, log *slog.Logger) http.Handler {
+	p := &panel{app: a, log: log}
 	r := chi.NewRouter()
 	r.Use(middleware.GetHead, securityHeaders.Middleware, p.sameOrigin)
 	r.Get("/assets/*", serveAsset)

@@ -89,19 +89,12 @@ func NewHandler(a *app.App, log *slog.Logger, cfg Config) http.Handler {
 	gcfg := graph.Config{NoIntrospection: cfg.NoIntrospection, Subscriptions: cfg.Subscriptions, ClientAddress: clientIP,
 		Trusted: cfg.TrustedDocuments}
 	s.gql, s.scrape = graph.NewHandler(a, gcfg), reg.Handler(log)
-	inProcess := s.gql
-	if gcfg.Trusted != nil {
-		// The panel's documents (dashboardclient) are the service's own,
-		// run in this process: trusted mode is about what clients send.
-		gcfg.Trusted = nil
-		inProcess = graph.NewHandler(a, gcfg)
-	}
 	pg := playground.Config{GraphQLPath: "/graphql"}
 	if a.Auth.CanSignIn() {
 		pg.LoginURL = "/auth/login?return_to=/playground"
 	}
 	r.Mount("/playground", playground.Handler(pg))
-	r.Mount("/panel", panel.Handler(a, inProcess, log))
+	r.Mount("/panel", panel.Handler(a, log))
 	r.Mount("/openapi", openapi.Handler()) // the OpenAPI documents and their reference page
 	// Outermost: the access log's line carries the request's trace.
 	return tracing.Handler(r)
