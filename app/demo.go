@@ -12,9 +12,9 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // Demo data: fixed ids so the README's example calls stay valid.

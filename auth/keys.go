@@ -17,8 +17,8 @@ import (
 
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/schema/pid"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/signingkey"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // signingAlg is the only algorithm tokens are signed and accepted with.

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/fideliza/fideliza/ent/apiclient"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // Errors of AuthenticatePOS, in the order the checks run.

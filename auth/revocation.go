@@ -8,7 +8,7 @@ import (
 
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // DefaultClientCheckTTL is how long a process trusts its answer to "is this

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // SignInLinkLifetime is how long a sign-in link works: long enough to open

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 const (

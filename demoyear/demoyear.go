@@ -36,8 +36,8 @@ import (
 	"github.com/fideliza/fideliza/ent/salereturn"
 	"github.com/fideliza/fideliza/ent/schema/fold"
 	"github.com/fideliza/fideliza/ent/schema/sealed"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/testclock"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // The generator's fixed inputs.

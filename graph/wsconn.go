@@ -11,7 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	coderws "github.com/coder/websocket"
 
-	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // acceptor wraps each accepted connection in the connection's state, and

@@ -25,10 +25,10 @@ import (
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/httperr"
 	"github.com/fideliza/fideliza/panel/chart"
 	"github.com/fideliza/fideliza/secheaders"
+	"github.com/fideliza/fideliza/viewer"
 	"github.com/fideliza/fideliza/webassets"
 )
 

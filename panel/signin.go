@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/fideliza/fideliza/auth"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // --- Signing in -------------------------------------------------------------

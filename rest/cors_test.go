@@ -13,9 +13,9 @@ import (
 
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/ent"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // TestCORS sends a browser's cross-origin requests over HTTP: preflights

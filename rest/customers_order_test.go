@@ -15,9 +15,9 @@ import (
 	customersctx "github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/domain/opt"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // spenders are the customers of the tests of the orders by spend, with the

@@ -15,9 +15,9 @@ import (
 
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/ent"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // manyCampaigns is how many campaigns the tenant of

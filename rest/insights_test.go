@@ -20,9 +20,9 @@ import (
 
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/dashboardclient"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // insightsPeriod is the period the insights tests pick around the seeded

@@ -14,8 +14,8 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/fideliza/fideliza/domain/apperr"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/tracing"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 type requestIDKey struct{}

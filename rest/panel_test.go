@@ -20,8 +20,8 @@ import (
 	"github.com/fideliza/fideliza/auth/authtest"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/apiclient"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/rest"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // userToken issues a back-office user token of tenantID, as the CLI does.

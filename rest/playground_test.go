@@ -16,8 +16,8 @@ import (
 
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/opt"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/playground"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // TestPlaygroundHTTP checks the page and its assets as served by the

@@ -11,8 +11,8 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ratelimit"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // Rate-limit policies, named in the RateLimit-Policy and RateLimit headers

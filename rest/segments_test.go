@@ -13,9 +13,9 @@ import (
 
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/auditevent"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // segEnv is a tenant with three customers (Ana and Caio in Recife, Bia in

@@ -17,10 +17,10 @@ import (
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent/apiclient"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // wsMessage is a message of the graphql-transport-ws protocol.

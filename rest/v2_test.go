@@ -15,10 +15,10 @@ import (
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/domain/opt"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/testclock"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // TestV2Predictive: the churn score of a customer, the predictive segments

@@ -15,11 +15,11 @@ import (
 
 	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/ent"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 func TestWebhookScopes(t *testing.T) {

@@ -11,9 +11,9 @@ import (
 
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // TestCustomerCountKeptByTheDatabase: the tenant's customer count (the

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"modernc.org/sqlite"
 
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // stmtEvents counts, by SQL, the statements a pool's caches prepare and close.

@@ -13,10 +13,10 @@ import (
 	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/ent/customerimport"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/viewer"
 	"github.com/fideliza/fideliza/worker"
 )
 

@@ -11,8 +11,8 @@ import (
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/webhook"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/jobs"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // Job works one kind of job T with a function of the application: every

@@ -9,7 +9,7 @@ import (
 
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/audience"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // The bounds of a request that evaluates a rule over the tenant's customers

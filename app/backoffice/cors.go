@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/fideliza/fideliza/domain/apperr"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // maxCORSOrigins bounds a tenant's back-office origins.

@@ -19,9 +19,9 @@ import (
 	"github.com/fideliza/fideliza/ent/change"
 	"github.com/fideliza/fideliza/ent/migrate"
 	entschema "github.com/fideliza/fideliza/ent/schema"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // A sandbox is a tenant of its own, linked to a production tenant: its

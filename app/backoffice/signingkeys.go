@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/fideliza/fideliza/auth"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/signingkey"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // RetiredKeyKeep is how long a retired signing key is kept after it stopped

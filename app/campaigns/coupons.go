@@ -20,9 +20,9 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/predicate"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // CouponAlphabet is the default alphabet of generated codes: capitals and

@@ -12,8 +12,8 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/change"
 	"github.com/fideliza/fideliza/ent/predicate"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // RunCampaignLifecycle stores campaigns' statuses as their dates pass

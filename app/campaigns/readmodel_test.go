@@ -21,9 +21,9 @@ import (
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/domain/opt"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // readModelShop is a tenant with a store and a customer, and the campaign

@@ -14,9 +14,9 @@ import (
 	"github.com/fideliza/fideliza/ent/customerimport"
 	"github.com/fideliza/fideliza/ent/customerimportchunk"
 	"github.com/fideliza/fideliza/ent/customerimportproblem"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // An import sent to the API is stored in chunks, each written in a short

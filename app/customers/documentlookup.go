@@ -10,8 +10,8 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/schema"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ratelimit"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // DefaultDocumentLookups is how many customers each client (API client or

@@ -23,9 +23,9 @@ import (
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/schema"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // The churn scores' settings: risk from p_alive (low from churnLowRisk up,

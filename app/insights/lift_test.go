@@ -17,9 +17,9 @@ import (
 	"github.com/fideliza/fideliza/domain/experiment"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/sale"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // liftText renders a lift's figures, to compare them as text.

@@ -13,9 +13,9 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/predicate"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // The dashboards read the rollups of migration 0027 (issue 38) for the

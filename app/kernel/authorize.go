@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/fideliza/fideliza/domain/apperr"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // Back-office scopes are held by back-office users only and cannot be

@@ -6,7 +6,7 @@ import (
 	"reflect"
 
 	"github.com/fideliza/fideliza/domain/apperr"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // Rule says who may call one operation of a context. Each context declares

@@ -17,10 +17,10 @@ import (
 	"github.com/fideliza/fideliza/app/apptest"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/points"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/testclock"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // Environment variables of the model test: the seed of a run to replay, and

@@ -17,10 +17,10 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/pointsentry"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/testclock"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // spendEnv is a tenant whose programme takes points at the till, with a

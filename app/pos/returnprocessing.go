@@ -26,8 +26,8 @@ import (
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salereturn"
 	"github.com/fideliza/fideliza/ent/schema"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // returnsProcessed is what processing a sale's returns did.

@@ -18,10 +18,10 @@ import (
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/schema"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/tracing"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // maxSaleGroup bounds the sales one registration transaction writes.

@@ -15,12 +15,12 @@ import (
 	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/event"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/tracing"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // DispatchBatch bounds the events one dispatch hands to delivery.

@@ -13,8 +13,8 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // The dashboards load (issue 38): the tenant grows to a base number of

@@ -9,8 +9,8 @@ import (
 
 	"github.com/fideliza/fideliza/domain/rollup"
 	"github.com/fideliza/fideliza/ent/sale"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // salesGrowth adds the dashboards load's processed sales to the tenant in

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/fideliza/fideliza/ent/sale"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // The scale-out load (--processes N, issue 35): the same loads on one

@@ -16,8 +16,8 @@ import (
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/apperr"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/safecsv"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // catalogColumns are the columns of a catalogue file, in any order after

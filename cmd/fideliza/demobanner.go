@@ -7,9 +7,9 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/panel"
 	"github.com/fideliza/fideliza/playground"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // bannerAnalystCalls is how many of the playground's examples the banner

@@ -18,8 +18,8 @@ import (
 	"github.com/fideliza/fideliza/app"
 	customersctx "github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/apperr"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/safecsv"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 func newImportCommand(g *globals) *cobra.Command {

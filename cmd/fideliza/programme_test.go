@@ -14,9 +14,9 @@ import (
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/points"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/testclock"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // TestProgrammeSettingsFromTheCLI: level thresholds, points expiry months,

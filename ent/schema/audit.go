@@ -14,7 +14,7 @@ import (
 	gen "github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/privacy"
 	"github.com/fideliza/fideliza/ent/schema/pid"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // AuditEvent is a back-office change, export or erasure: who did what to

@@ -18,8 +18,8 @@ import (
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/privacy"
 	"github.com/fideliza/fideliza/ent/schema/pid"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/validationtoken"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // Policy of every tenant-owned entity: the whole of tenant isolation.

@@ -14,7 +14,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // saleAndImportKinds are the kinds of sales, churn models and customer

@@ -19,11 +19,11 @@ import (
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
 	"github.com/fideliza/fideliza/ent/salereturn"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/validationtoken"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 var seq atomic.Int64

@@ -7,7 +7,7 @@ import (
 
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/schema/pid"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/viewer"
 )
 
 // testTenant checks the tenants table: a viewer sees and changes only its own.
