@@ -9,7 +9,6 @@ import (
 	"context"
 
 	"entgo.io/contrib/entgql"
-	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/graph/generated"
@@ -32,17 +31,17 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, e
 
 // APIClients is the resolver for the apiClients field.
 func (r *queryResolver) APIClients(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) (*ent.APIClientConnection, error) {
-	return r.app.Backoffice.APIClientConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
+	return r.app.Backoffice.APIClientConnection(ctx, page(after, first, before, last), orderBy, where)
 }
 
 // AuditEvents is the resolver for the auditEvents field.
 func (r *queryResolver) AuditEvents(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AuditEventOrder, where *ent.AuditEventWhereInput) (*ent.AuditEventConnection, error) {
-	return r.app.Backoffice.AuditEventConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
+	return r.app.Backoffice.AuditEventConnection(ctx, page(after, first, before, last), orderBy, where)
 }
 
 // Campaigns is the resolver for the campaigns field.
 func (r *queryResolver) Campaigns(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) (*ent.CampaignConnection, error) {
-	conn, err := r.app.Campaigns.CampaignConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
+	conn, err := r.app.Campaigns.CampaignConnection(ctx, page(after, first, before, last), orderBy, where)
 	if err == nil {
 		addPerformancePage(ctx, conn)
 	}
@@ -54,57 +53,57 @@ func (r *queryResolver) Customers(ctx context.Context, after *entgql.Cursor[stri
 	if err := customerCursors(orderBy, after, before); err != nil {
 		return nil, err
 	}
-	return r.app.Customers.CustomerConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
+	return r.app.Customers.CustomerConnection(ctx, page(after, first, before, last), orderBy, where)
 }
 
 // Events is the resolver for the events field.
 func (r *queryResolver) Events(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.EventOrder, where *ent.EventWhereInput) (*ent.EventConnection, error) {
-	return r.app.Webhooks.EventConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
+	return r.app.Webhooks.EventConnection(ctx, page(after, first, before, last), orderBy, where)
 }
 
 // PointsEntries is the resolver for the pointsEntries field.
 func (r *queryResolver) PointsEntries(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PointsEntryOrder, where *ent.PointsEntryWhereInput) (*ent.PointsEntryConnection, error) {
-	return r.app.Loyalty.PointsEntryConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
+	return r.app.Loyalty.PointsEntryConnection(ctx, page(after, first, before, last), orderBy, where)
 }
 
 // Products is the resolver for the products field.
 func (r *queryResolver) Products(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ProductOrder, where *ent.ProductWhereInput) (*ent.ProductConnection, error) {
-	return r.app.Campaigns.ProductConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
+	return r.app.Campaigns.ProductConnection(ctx, page(after, first, before, last), orderBy, where)
 }
 
 // Redemptions is the resolver for the redemptions field.
 func (r *queryResolver) Redemptions(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) (*ent.RedemptionConnection, error) {
-	return r.app.Checkout.RedemptionConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
+	return r.app.Checkout.RedemptionConnection(ctx, page(after, first, before, last), orderBy, where)
 }
 
 // Sales is the resolver for the sales field.
 func (r *queryResolver) Sales(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) (*ent.SaleConnection, error) {
-	return r.app.POS.SaleConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
+	return r.app.POS.SaleConnection(ctx, page(after, first, before, last), orderBy, where)
 }
 
 // Segments is the resolver for the segments field.
 func (r *queryResolver) Segments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) (*ent.SegmentConnection, error) {
-	return r.app.Customers.SegmentConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
+	return r.app.Customers.SegmentConnection(ctx, page(after, first, before, last), orderBy, where)
 }
 
 // Stores is the resolver for the stores field.
 func (r *queryResolver) Stores(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) (*ent.StoreConnection, error) {
-	return r.app.Backoffice.StoreConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
+	return r.app.Backoffice.StoreConnection(ctx, page(after, first, before, last), orderBy, where)
 }
 
 // Tenants is the resolver for the tenants field.
 func (r *queryResolver) Tenants(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) (*ent.TenantConnection, error) {
-	return r.app.Backoffice.TenantConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
+	return r.app.Backoffice.TenantConnection(ctx, page(after, first, before, last), orderBy, where)
 }
 
 // WebhookDeliveries is the resolver for the webhookDeliveries field.
 func (r *queryResolver) WebhookDeliveries(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookDeliveryOrder, where *ent.WebhookDeliveryWhereInput) (*ent.WebhookDeliveryConnection, error) {
-	return r.app.Webhooks.WebhookDeliveryConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
+	return r.app.Webhooks.WebhookDeliveryConnection(ctx, page(after, first, before, last), orderBy, where)
 }
 
 // WebhookEndpoints is the resolver for the webhookEndpoints field.
 func (r *queryResolver) WebhookEndpoints(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEndpointOrder, where *ent.WebhookEndpointWhereInput) (*ent.WebhookEndpointConnection, error) {
-	return r.app.Webhooks.WebhookEndpointConnection(ctx, kernel.Page{After: after, First: first, Before: before, Last: last}, orderBy, where)
+	return r.app.Webhooks.WebhookEndpointConnection(ctx, page(after, first, before, last), orderBy, where)
 }
 
 // Campaign returns generated.CampaignResolver implementation.

@@ -69,3 +69,8 @@ func customerCursors(order *ent.CustomerOrder, cursors ...*entgql.Cursor[string]
 	}
 	return nil
 }
+
+// page is a connection's pagination arguments as its operation takes them.
+func page(after *ent.Cursor, first *int, before *ent.Cursor, last *int) kernel.Page {
+	return kernel.Page{After: after, First: first, Before: before, Last: last}
+}
