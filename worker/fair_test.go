@@ -20,6 +20,7 @@ import (
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/internal/crashtest"
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
@@ -108,7 +109,10 @@ func fairBacklogOf(t *testing.T, db *storage.DB, tn fairTenantOf) {
 	shuffle := rand.New(rand.NewPCG(35, 35))
 	registered := time.Now().Add(-time.Hour).UTC()
 	for from := 0; from < fairBacklog; from += fairChunk {
-		require.NoError(t, db.InTx(tn.ctx, func(tx storage.Tx) error {
+		// The sales written here need not be looked up again as their lines
+		// are linked to them (schema.RememberSeen), as registration does.
+		ctx := schema.RememberVisible(tn.ctx)
+		require.NoError(t, db.InTx(ctx, func(tx storage.Tx) error {
 			sales := make([]*ent.SaleCreate, fairChunk)
 			for k := range sales {
 				i := from + k
@@ -119,9 +123,12 @@ func fairBacklogOf(t *testing.T, db *storage.DB, tn fairTenantOf) {
 					SetAmount(l.Amount).SetAmountPayable(l.Amount).SetDiscountAmount(decimal.Zero).
 					SetCreatedAt(registered.Add(time.Duration(i) * time.Millisecond))
 			}
-			saved, err := tx.Ent.Sale.CreateBulk(sales...).Save(tn.ctx)
+			saved, err := tx.Ent.Sale.CreateBulk(sales...).Save(ctx)
 			if err != nil {
 				return err
+			}
+			for _, s := range saved {
+				schema.RememberSeen(ctx, s.ID)
 			}
 			items := make([]*ent.SaleItemCreate, len(saved))
 			ids := make([]string, len(saved))
@@ -132,18 +139,18 @@ func fairBacklogOf(t *testing.T, db *storage.DB, tn fairTenantOf) {
 					SetDiscountAmount(decimal.Zero).SetDiscounts([]byte("[]"))
 				ids[k] = s.ID
 			}
-			if err := tx.Ent.SaleItem.CreateBulk(items...).Exec(tn.ctx); err != nil {
+			if err := tx.Ent.SaleItem.CreateBulk(items...).Exec(ctx); err != nil {
 				return err
 			}
 			for w := 0; w < len(ids); w += fairShuffle {
 				window := ids[w:min(w+fairShuffle, len(ids))]
 				shuffle.Shuffle(len(window), func(i, j int) { window[i], window[j] = window[j], window[i] })
 			}
-			head, err := jobs.SaleQueueHead(tn.ctx, rc, tx.SQL)
+			head, err := jobs.SaleQueueHead(ctx, rc, tx.SQL)
 			if err != nil {
 				return err
 			}
-			_, err = rc.InsertManyTx(tn.ctx, tx.SQL, placer.SaleJobs(tn.id, head, ids))
+			_, err = rc.InsertManyTx(ctx, tx.SQL, placer.SaleJobs(tn.id, head, ids))
 			return err
 		}))
 	}

@@ -24,18 +24,23 @@ type SalePoints struct {
 	CustomerID string
 	SaleID     string
 	Reason     string // what the entry says
+	// Customer is the customer's row as the caller locked it in the
+	// transaction, unchanged since; nil has CreditSale lock it again.
+	Customer *ent.Customer
 }
 
 // CreditSale credits, once per sale, the points that paid (the money the
 // sale was paid with) earns at the tenant's rate, and adds paid to the
 // customer's lifetime value, also when it earns none (under R$ 1, or a rate
-// of 0). The caller credits a sale once, as it processes it. It answers the
-// points of the sale's credit.
+// of 0). The caller credits a sale once, as it processes it, the sale
+// locked while RECEIVED (ledger.Credit's FirstMove). It answers the points
+// of the sale's credit.
 func (a *Service) CreditSale(ctx context.Context, c *ent.Client, sale SalePoints, paid decimal.Decimal) (int64, error) {
 	if pts := points.Earned(paid, sale.Tenant.PointsPerReal); pts > 0 {
 		res, err := a.ledger().Credit(ctx, c, ledger.Credit{
 			CustomerID: sale.CustomerID, Kind: pointsentry.KindCredit, Points: pts, SourceKind: pointsentry.SourceKindSale,
-			SourceID: &sale.SaleID, Amount: &paid, Reason: sale.Reason, Tenant: sale.Tenant,
+			SourceID: &sale.SaleID, Amount: &paid, Reason: sale.Reason, Tenant: sale.Tenant, FirstMove: true,
+			Locked: sale.Customer,
 		})
 		if err != nil {
 			return 0, err
@@ -47,19 +52,22 @@ func (a *Service) CreditSale(ctx context.Context, c *ent.Client, sale SalePoints
 	}
 	// No points, but the money was spent: the lifetime value grows all the
 	// same.
-	locked, err := a.LockCustomer(ctx, c, sale.CustomerID)
-	if err != nil {
-		return 0, err
+	locked := sale.Customer
+	if locked == nil {
+		var err error
+		if locked, err = a.LockCustomer(ctx, c, sale.CustomerID); err != nil {
+			return 0, err
+		}
 	}
 	return 0, c.Customer.UpdateOneID(sale.CustomerID).SetLifetimeValue(locked.LifetimeValue.Add(paid)).Exec(ctx)
 }
 
 // CreditSaleBonus credits the bonus points a sale's campaigns give, once per
-// sale, and answers the points of the sale's bonus entry.
+// sale (as CreditSale), and answers the points of the sale's bonus entry.
 func (a *Service) CreditSaleBonus(ctx context.Context, c *ent.Client, sale SalePoints, bonus int64) (int64, error) {
 	res, err := a.ledger().Credit(ctx, c, ledger.Credit{
 		CustomerID: sale.CustomerID, Kind: pointsentry.KindBonus, Points: bonus, SourceKind: pointsentry.SourceKindSale,
-		SourceID: &sale.SaleID, Reason: sale.Reason, Tenant: sale.Tenant,
+		SourceID: &sale.SaleID, Reason: sale.Reason, Tenant: sale.Tenant, FirstMove: true,
 	})
 	if err != nil {
 		return 0, err

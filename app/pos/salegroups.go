@@ -109,8 +109,10 @@ type processingRun struct {
 	now       time.Time            // the instant every sale of the run is processed at
 	read      map[string]*ent.Sale // its sales waiting as it began, with items, payments and store
 	sales     []processedRow
-	seen      map[string]bool // the sales in sales
-	customers []string        // their customers, for the audiences
+	seen      map[string]bool        // the sales in sales
+	customers []string               // their customers, for the audiences
+	events    []*ent.EventCreate     // their sale.processed events, written as it finishes
+	waiting   map[string][]*ent.Sale // by document index, the waiting sales of the read sales' customers, oldest first
 }
 
 // processedRow is what a processed sale's row receives.
@@ -126,17 +128,53 @@ func newProcessingRun(now time.Time) *processingRun {
 
 // readSales reads the sales of ids still waiting, with their items,
 // payments and store: four statements for the run instead of four a sale.
-func (r *processingRun) readSales(ctx context.Context, c *ent.Client, ids []string) error {
+// With earlier, it also reads every sale still waiting of their customers
+// (earlierWaiting): one statement for the run instead of one a sale.
+func (r *processingRun) readSales(ctx context.Context, c *ent.Client, ids []string, earlier bool) error {
 	rows, err := c.Sale.Query().Where(sale.IDIn(ids...), sale.StatusEQ(sale.StatusRECEIVED)).
 		WithItems().WithStore().WithPayments().All(ctx)
 	if err != nil {
 		return err
 	}
 	r.read = make(map[string]*ent.Sale, len(rows))
+	var docs []string
 	for _, s := range rows {
 		r.read[s.ID] = s
+		if s.CustomerDocumentIndex != "" {
+			docs = append(docs, s.CustomerDocumentIndex)
+		}
+	}
+	if !earlier || len(docs) == 0 {
+		return nil
+	}
+	// From the partial index of the sales not processed (processed_at IS
+	// NULL, a condition without a parameter, which both planners match).
+	waiting, err := c.Sale.Query().Where(sale.CustomerDocumentIndexIn(slices.Compact(slices.Sorted(slices.Values(docs)))...),
+		sale.ProcessedAtIsNil(), sale.StatusEQ(sale.StatusRECEIVED)).
+		Order(sale.ByCreatedAt(), sale.ByID()).Select(sale.FieldCreatedAt, sale.FieldCustomerDocumentIndex).All(ctx)
+	if err != nil {
+		return err
+	}
+	r.waiting = make(map[string][]*ent.Sale, len(docs))
+	for _, w := range waiting {
+		r.waiting[w.CustomerDocumentIndex] = append(r.waiting[w.CustomerDocumentIndex], w)
 	}
 	return nil
+}
+
+// earlierWaiting returns the ids of the sales of s's customer registered
+// before s and waiting as the run began, oldest first. They were all
+// registered before s, so before the run read its sales; those the run
+// has processed since are skipped as it reaches them.
+func (r *processingRun) earlierWaiting(s *ent.Sale) []string {
+	var ids []string
+	for _, w := range r.waiting[s.CustomerDocumentIndex] {
+		if !w.CreatedAt.Before(s.CreatedAt) && (!w.CreatedAt.Equal(s.CreatedAt) || w.ID >= s.ID) {
+			break
+		}
+		ids = append(ids, w.ID)
+	}
+	return ids
 }
 
 // sale is a sale of the run as it read it, or read now when it did not (it
@@ -168,7 +206,7 @@ func (r *processingRun) add(saleID string, credited int64, cust *ent.Customer) {
 const salesPerStatement = 500
 
 // finishProcessing marks the run's sales PROCESSED, with their points and
-// customer, then counts their customers' purchases and has the audiences
+// customer, writes their sale.processed events in one statement, then counts their customers' purchases and has the audiences
 // see them. The rows were read (and on
 // PostgreSQL locked) through ent in the tenant's viewer; the statement is
 // written by hand because ent sets one value for every row an update
@@ -183,6 +221,11 @@ func (a *Service) finishProcessing(ctx context.Context, tx storage.Tx, run *proc
 		}
 		if n, err := res.RowsAffected(); err != nil || n != int64(len(part)) {
 			return errors.Join(storage.ErrConflict, err)
+		}
+	}
+	for part := range slices.Chunk(run.events, salesPerStatement) {
+		if err := tx.Ent.Event.CreateBulk(part...).Exec(ctx); err != nil {
+			return err
 		}
 	}
 	if err := customers.RecountPurchases(ctx, tx.Ent, run.customers...); err != nil {

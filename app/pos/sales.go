@@ -99,7 +99,7 @@ func (a *Service) processSales(ctx context.Context, saleIDs ...string) error {
 	err := a.DB.Exclusive(ctx, "sale processing "+v.TenantID, func(tx storage.Tx) error {
 		done = done[:0] // a run again after a conflict counts afresh
 		run := newProcessingRun(a.Stamp())
-		if err := run.readSales(ctx, tx.Ent, saleIDs); err != nil {
+		if err := run.readSales(ctx, tx.Ent, saleIDs, !a.InlineSales); err != nil {
 			return err
 		}
 		for _, id := range saleIDs {
@@ -172,9 +172,7 @@ func (a *Service) processSale(ctx context.Context, tx storage.Tx, run *processin
 		// The demo's year (InlineSales) registers a day's sales at once and
 		// processes them in its own order, which its determinism needs.
 		if cust != nil && s.CustomerDocumentIndex != "" && !a.InlineSales {
-			if earlier, err = earlierWaiting(ctx, c, s); err != nil {
-				return nil, err
-			}
+			earlier = run.earlierWaiting(s)
 		}
 	}
 	done := &processedSale{}
@@ -198,18 +196,6 @@ func (a *Service) processSale(ctx context.Context, tx storage.Tx, run *processin
 	return done, nil
 }
 
-// earlierWaiting returns the ids of the sales of s's customer registered
-// before s and still waiting, oldest first: by the document's blind index
-// (the document is sealed), from the partial index of the sales not
-// processed (processed_at IS NULL, a condition without a parameter, which
-// both planners match).
-func earlierWaiting(ctx context.Context, c *ent.Client, s *ent.Sale) ([]string, error) {
-	return c.Sale.Query().Where(sale.CustomerDocumentIndex(s.CustomerDocumentIndex),
-		sale.ProcessedAtIsNil(), sale.StatusEQ(sale.StatusRECEIVED),
-		sale.Or(sale.CreatedAtLT(s.CreatedAt), sale.And(sale.CreatedAt(s.CreatedAt), sale.IDLT(s.ID)))).
-		Order(sale.ByCreatedAt(), sale.ByID()).IDs(ctx)
-}
-
 // processLockedSale processes one sale of doc's customer (cust, locked; nil
 // for a sale without a known customer) unless it is no longer RECEIVED.
 func (a *Service) processLockedSale(ctx context.Context, c *ent.Client, run *processingRun, tenant *ent.Tenant, cust *ent.Customer, doc, saleID string) (*processedSale, error) {
@@ -230,7 +216,7 @@ func (a *Service) processLockedSale(ctx context.Context, c *ent.Client, run *pro
 		return nil, err
 	}
 	if cust != nil {
-		if done.credited, err = a.creditSale(ctx, c, tenant, s, cust); err != nil {
+		if done.credited, err = a.creditSale(ctx, c, tenant, s, cust, done.spent == 0); err != nil {
 			return nil, err
 		}
 		if done.redemptions, err = a.recordSaleRedemptions(ctx, c, s, cust, now); err != nil {
@@ -242,13 +228,10 @@ func (a *Service) processLockedSale(ctx context.Context, c *ent.Client, run *pro
 		customerID = cust.ID
 	}
 	run.add(s.ID, done.credited, cust)
-	err = outbox.Record(ctx, c, now, s.TenantID, outbox.SaleProcessed, s.ID, map[string]any{
+	run.events = append(run.events, outbox.New(c, now, s.TenantID, outbox.SaleProcessed, s.ID, map[string]any{
 		"sale_id": s.ID, "receipt": s.ExternalID, "store_code": s.Edges.Store.Code, "customer_id": customerID,
 		"amount_payable": s.AmountPayable.String(), "points_credited": done.credited,
-	})
-	if err != nil {
-		return nil, err
-	}
+	}))
 	return done, nil
 }
 
@@ -321,15 +304,21 @@ func (a *Service) findOrPreRegister(ctx context.Context, c *ent.Client, tenant *
 }
 
 // creditSale credits the sale's points and the bonus of the customer's
-// bonus-points campaigns for the pdv channel, each once per sale.
-func (a *Service) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant, s *ent.Sale, cust *ent.Customer) (int64, error) {
+// bonus-points campaigns for the pdv channel, each once per sale. The
+// customer's row is as locked (unchanged says nothing has moved it since),
+// and the sale's points are credited from it without reading it again.
+func (a *Service) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant, s *ent.Sale, cust *ent.Customer, unchanged bool) (int64, error) {
 	credit := loyalty.SalePoints{Tenant: tenant, CustomerID: cust.ID, SaleID: s.ID, Reason: "sale " + s.ExternalID + " at " + s.Edges.Store.Code}
+	if unchanged {
+		credit.Customer = cust
+	}
 	// Money earns points; points paid with do not. The sale's RECEIVED
 	// check in this transaction credits it once.
 	total, err := a.Loyalty.CreditSale(ctx, c, credit, s.AmountPayable.Sub(pointsPaid(s)))
 	if err != nil {
 		return 0, err
 	}
+	credit.Customer = nil // the credit has moved it
 	live, err := a.LiveCampaignsIn(ctx, c)
 	if err != nil {
 		return 0, err

@@ -55,6 +55,16 @@ type Credit struct {
 	// Tenant is the customer's tenant when the caller has read it in the
 	// same transaction (a sale's processing); otherwise Credit reads it.
 	Tenant *ent.Tenant
+	// FirstMove says the caller holds what guarantees the source has moved
+	// no points yet (a sale locked while RECEIVED, whose processing writes
+	// its credits and its PROCESSED status together): Credit skips looking
+	// for an earlier entry, and the entries' unique index still refuses a
+	// second one.
+	FirstMove bool
+	// Locked is the customer's row as the caller locked it in the
+	// transaction, unchanged since (a sale's processing reads it so): Credit
+	// does not read it again. Nil has Credit lock it.
+	Locked *ent.Customer
 }
 
 // Debit takes points, those expiring first first.
@@ -93,12 +103,19 @@ func (l Ledger) Credit(ctx context.Context, c *ent.Client, cr Credit) (*Result, 
 	if cr.Points <= 0 {
 		return nil, fmt.Errorf("credit of %d points", cr.Points)
 	}
-	cust, err := LockCustomer(ctx, c, l.Dialect, cr.CustomerID)
-	if err != nil {
-		return nil, err
+	var err error
+	cust := cr.Locked
+	if cust == nil || cust.ID != cr.CustomerID {
+		if cust, err = LockCustomer(ctx, c, l.Dialect, cr.CustomerID); err != nil {
+			return nil, err
+		}
+	} else {
+		schema.RememberSeen(ctx, cust.ID) // as LockCustomer does
 	}
-	if prior, err := findSource(ctx, c, cr.CustomerID, cr.Kind, cr.SourceKind, cr.SourceID); prior != nil || err != nil {
-		return &Result{Entry: prior, Replayed: prior != nil}, err
+	if !cr.FirstMove {
+		if prior, err := findSource(ctx, c, cr.CustomerID, cr.Kind, cr.SourceKind, cr.SourceID); prior != nil || err != nil {
+			return &Result{Entry: prior, Replayed: prior != nil}, err
+		}
 	}
 	tenant := cr.Tenant
 	if tenant == nil || tenant.ID != cust.TenantID {
