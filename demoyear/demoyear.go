@@ -36,6 +36,7 @@ import (
 	"github.com/fideliza/fideliza/ent/salereturn"
 	"github.com/fideliza/fideliza/ent/schema/fold"
 	"github.com/fideliza/fideliza/ent/schema/sealed"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/testclock"
 	"github.com/fideliza/fideliza/viewer"
 )
@@ -256,13 +257,13 @@ func play(ctx context.Context, a *app.App, tenantID string, end time.Time, size 
 	setClock(end)
 	// The year's campaigns end today: their stored status is ended before
 	// anything reads it, as the lifecycle job would store it a minute later.
-	if err := y.Campaigns.RunCampaignLifecycle(ctx); err != nil {
+	if err := y.Campaigns.RunCampaignLifecycle(ctx, jobs.CampaignLifecycle{}); err != nil {
 		return err
 	}
-	if err := y.Loyalty.ExpirePoints(ctx); err != nil {
+	if err := y.Loyalty.ExpirePoints(ctx, jobs.ExpirePoints{}); err != nil {
 		return err
 	}
-	if err := y.Loyalty.RecomputeLevels(ctx); err != nil {
+	if err := y.Loyalty.RecomputeLevels(ctx, jobs.RecomputeLevels{}); err != nil {
 		return err
 	}
 	if _, err := y.Insights.FitChurnModel(tctx, end); err != nil {
@@ -402,7 +403,7 @@ func (a *year) demoYearCampaigns(ctx context.Context, first, today time.Time) (*
 // lifecycle daily, expiry weekly, the levels on the first of the month
 // (each credit moves a level up already).
 func (a *year) demoUpkeep(ctx context.Context, day int, monthStart bool) error {
-	if err := a.Campaigns.RunCampaignLifecycle(ctx); err != nil {
+	if err := a.Campaigns.RunCampaignLifecycle(ctx, jobs.CampaignLifecycle{}); err != nil {
 		return err
 	}
 	if day%7 == 6 {
@@ -411,12 +412,12 @@ func (a *year) demoUpkeep(ctx context.Context, day int, monthStart bool) error {
 		if err := a.DB.RefreshStatistics(ctx); err != nil {
 			return err
 		}
-		if err := a.Loyalty.ExpirePoints(ctx); err != nil {
+		if err := a.Loyalty.ExpirePoints(ctx, jobs.ExpirePoints{}); err != nil {
 			return err
 		}
 	}
 	if monthStart {
-		return a.Loyalty.RecomputeLevels(ctx)
+		return a.Loyalty.RecomputeLevels(ctx, jobs.RecomputeLevels{})
 	}
 	return nil
 }
@@ -535,7 +536,7 @@ func (a *year) demoReturn(ctx context.Context, tenantID string, e demoEvent) err
 	if err != nil {
 		return fmt.Errorf("demo return of %s: %w", e.saleRef, err)
 	}
-	return a.POS.ProcessSaleReturn(ctx, tenantID, r.ID)
+	return a.POS.ProcessSaleReturn(ctx, jobs.ProcessSaleReturn{TenantID: tenantID, ReturnID: r.ID})
 }
 
 // demoSpend trades points for a voucher now and then, when the shopper

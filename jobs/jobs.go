@@ -2,6 +2,14 @@
 // the application inserts them (in the transaction of the change that
 // causes them) and package worker works them. It imports neither, so both
 // can import it.
+//
+// One convention for every job: the arguments of a job about one tenant's
+// data carry its TenantID; the periodic jobs that walk every tenant
+// (ExpirePoints, DispatchEvents …) carry none, and ScoreCustomers carries
+// one only when a tenant asked for its own run. The context that owns a
+// job works it with one operation of the shape func(ctx, args) error
+// (package worker's table says which); which attempt runs comes in the
+// context (AttemptOf), put there by the worker.
 package jobs
 
 import (
@@ -50,8 +58,11 @@ type CreditCashback struct {
 func (CreditCashback) Kind() string { return "credit_cashback" }
 
 // DeliverWebhook makes one attempt of a delivery; River retries it on
-// RetrySchedule.
+// RetrySchedule. TenantID is empty in the jobs queued before it was added
+// (still in river_job for a day of retries): the delivery's row names its
+// tenant.
 type DeliverWebhook struct {
+	TenantID   string `json:"tenant_id"`
 	DeliveryID string `json:"delivery_id"`
 }
 
@@ -164,9 +175,9 @@ func RetryAfter(n int) time.Duration {
 	return RetrySchedule[min(max(n, 1), len(RetrySchedule))-1]
 }
 
-// Delivery is the job of a webhook delivery's attempts.
-func Delivery(deliveryID string) river.InsertManyParams {
-	return river.InsertManyParams{Args: DeliverWebhook{DeliveryID: deliveryID},
+// Delivery is the job of the attempts of a delivery of tenantID.
+func Delivery(tenantID, deliveryID string) river.InsertManyParams {
+	return river.InsertManyParams{Args: DeliverWebhook{TenantID: tenantID, DeliveryID: deliveryID},
 		InsertOpts: &river.InsertOpts{MaxAttempts: DeliveryAttempts}}
 }
 

@@ -24,7 +24,7 @@ func TestArgsRoundTrip(t *testing.T) {
 		{jobs.ReleasePendingPoints{}, `{}`},
 		{jobs.ImportCustomers{TenantID: "t1", ImportID: "imp_1"}, `{"tenant_id":"t1","import_id":"imp_1"}`},
 		{jobs.CreditCashback{TenantID: "t1", RedemptionID: "rdm_1"}, `{"tenant_id":"t1","redemption_id":"rdm_1"}`},
-		{jobs.DeliverWebhook{DeliveryID: "whd_1"}, `{"delivery_id":"whd_1"}`},
+		{jobs.DeliverWebhook{TenantID: "t1", DeliveryID: "whd_1"}, `{"tenant_id":"t1","delivery_id":"whd_1"}`},
 		{jobs.ExpirePoints{}, `{}`}, {jobs.NotifyExpiringPoints{}, `{}`}, {jobs.RecomputeLevels{}, `{}`}, {jobs.RecomputeAudiences{}, `{}`},
 		{jobs.CampaignLifecycle{}, `{}`}, {jobs.PurgeExpired{}, `{}`}, {jobs.DispatchEvents{}, `{}`}, {jobs.PruneSigningKeys{}, `{}`},
 	}
@@ -40,6 +40,11 @@ func TestArgsRoundTrip(t *testing.T) {
 		})
 		kinds[c.args.Kind()] = true
 	}
+	t.Run("deliver_webhook queued before its tenant", func(t *testing.T) {
+		var old jobs.DeliverWebhook
+		require.NoError(t, json.Unmarshal([]byte(`{"delivery_id":"whd_1"}`), &old))
+		require.Equal(t, jobs.DeliverWebhook{DeliveryID: "whd_1"}, old, "read with no tenant: the operation finds it")
+	})
 	require.ElementsMatch(t, jobs.Kinds(), func() []string {
 		var ks []string
 		for k := range kinds {

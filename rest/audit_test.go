@@ -15,6 +15,7 @@ import (
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/auditevent"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/viewer"
@@ -79,12 +80,12 @@ func TestAuditTrail(t *testing.T) {
 		// Retention: kept 30 days, the trail is gone after 31.
 		_, err = e.app.Backoffice.UpdateTenant(user, e.tenantID, backoffice.TenantSettings{AuditRetentionDays: opt.Of(30).Ptr()})
 		require.NoError(t, err)
-		require.NoError(t, e.app.Privacy.PurgeExpired(context.Background()))
+		require.NoError(t, e.app.Privacy.PurgeExpired(context.Background(), jobs.PurgeExpired{}))
 		kept, err := db.Ent.AuditEvent.Query().Count(e.ctx)
 		require.NoError(t, err)
 		require.Equal(t, len(rows)+1, kept, "within the retention")
 		e.clock.Set(time.Now().AddDate(0, 0, 31))
-		require.NoError(t, e.app.Privacy.PurgeExpired(context.Background()))
+		require.NoError(t, e.app.Privacy.PurgeExpired(context.Background(), jobs.PurgeExpired{}))
 		kept, err = db.Ent.AuditEvent.Query().Count(e.ctx)
 		require.NoError(t, err)
 		require.Zero(t, kept)

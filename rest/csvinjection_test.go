@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app/campaigns"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -68,7 +69,7 @@ func TestCSVNeutralizesFormulas(t *testing.T) {
 			require.Equal(t, http.StatusAccepted, res.status, "%s", res.body)
 			id := res.obj(t)["id"].(string)
 			ctx := e.posTenantCtx()
-			require.NoError(t, e.app.Customers.RunCustomerImport(ctx, id))
+			require.NoError(t, e.app.Customers.RunCustomerImport(ctx, jobs.ImportCustomers{TenantID: e.tenantID, ImportID: id}))
 			// A problem's text is the service's own; were it ever to carry
 			// what a row held, it would be written as text all the same.
 			for i, f := range formulas {

@@ -17,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/schema/sealed"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/viewer"
@@ -84,7 +85,7 @@ func TestCustomerImportJob(t *testing.T) {
 			var imp importAnswer
 			require.NoError(t, json.Unmarshal(res.body, &imp))
 			require.True(t, imp.DryRun)
-			require.NoError(t, f.app.Customers.RunCustomerImport(ctx, imp.ID))
+			require.NoError(t, f.app.Customers.RunCustomerImport(ctx, jobs.ImportCustomers{TenantID: f.tenantID, ImportID: imp.ID}))
 			imp = readImport(t, imp.ID)
 			require.Equal(t, "succeeded", imp.Status)
 			require.Equal(t, []int{2502, 2499, 1, 2}, []int{imp.Rows, imp.Created, imp.Updated, imp.Refused})
@@ -106,7 +107,7 @@ func TestCustomerImportJob(t *testing.T) {
 			require.EqualValues(t, file.Len(), imp.Bytes)
 			require.Nil(t, imp.StartedAt)
 
-			require.NoError(t, f.app.Customers.RunCustomerImport(ctx, id))
+			require.NoError(t, f.app.Customers.RunCustomerImport(ctx, jobs.ImportCustomers{TenantID: f.tenantID, ImportID: id}))
 			imp = readImport(t, id)
 			require.Equal(t, "succeeded", imp.Status)
 			require.Equal(t, []int{2502, 2499, 1, 2}, []int{imp.Rows, imp.Created, imp.Updated, imp.Refused})
@@ -129,7 +130,7 @@ func TestCustomerImportJob(t *testing.T) {
 			require.Equal(t, "line,field,message\n2502,cpf,is not a valid CPF (wrong number of characters)\n2503,name,is required\n", string(res.body))
 			require.NotContains(t, string(res.body), "sem.nome@example.com", "the report holds no value of a row")
 
-			require.NoError(t, f.app.Customers.RunCustomerImport(ctx, id), "a job run again changes nothing")
+			require.NoError(t, f.app.Customers.RunCustomerImport(ctx, jobs.ImportCustomers{TenantID: f.tenantID, ImportID: id}), "a job run again changes nothing")
 			require.Equal(t, imp, readImport(t, id))
 		})
 
@@ -152,7 +153,7 @@ func TestCustomerImportJob(t *testing.T) {
 			require.NoError(t, json.Unmarshal(res.body, &imp))
 			// As if a worker had committed the first four lines, then died.
 			require.NoError(t, f.app.DB.Ent.CustomerImport.UpdateOneID(imp.ID).SetDoneLine(4).SetRows(4).SetCreated(4).Exec(ctx))
-			require.NoError(t, f.app.Customers.RunCustomerImport(ctx, imp.ID))
+			require.NoError(t, f.app.Customers.RunCustomerImport(ctx, jobs.ImportCustomers{TenantID: f.tenantID, ImportID: imp.ID}))
 			imp = readImport(t, imp.ID)
 			require.Equal(t, []int{10, 10, 0, 0}, []int{imp.Rows, imp.Created, imp.Updated, imp.Refused})
 			n, err := f.app.DB.Ent.Customer.Query().Where(customer.NameHasPrefix("JSON ")).Count(ctx)
@@ -165,7 +166,7 @@ func TestCustomerImportJob(t *testing.T) {
 			require.Equal(t, http.StatusAccepted, res.status, "%s", res.body)
 			var imp importAnswer
 			require.NoError(t, json.Unmarshal(res.body, &imp))
-			require.NoError(t, f.app.Customers.RunCustomerImport(ctx, imp.ID))
+			require.NoError(t, f.app.Customers.RunCustomerImport(ctx, jobs.ImportCustomers{TenantID: f.tenantID, ImportID: imp.ID}))
 			imp = readImport(t, imp.ID)
 			require.Equal(t, "failed", imp.Status)
 			require.NotNil(t, imp.Error)

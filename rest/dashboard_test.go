@@ -21,10 +21,10 @@ import (
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/viewer"
-	"github.com/fideliza/fideliza/worker"
 )
 
 // bearerTransport sends every request with a bearer token.
@@ -186,8 +186,8 @@ func seedDashboard(t *testing.T, b *backOffice) dashboardData {
 	require.Equal(t, "active", string(d.campaign.Status), "the app's view of a campaign past its start")
 	// Store the status its dates give, as the lifecycle job does within a
 	// minute: Query.campaigns shows the stored status, not the computed one.
-	lifecycle := worker.CampaignLifecycle(app.New(&app.Config{DB: b.app.DB, Clock: time.Now}))
-	require.NoError(t, lifecycle.Work(context.Background(), nil))
+	lifecycle := app.New(&app.Config{DB: b.app.DB, Clock: time.Now})
+	require.NoError(t, lifecycle.Campaigns.RunCampaignLifecycle(context.Background(), jobs.CampaignLifecycle{}))
 	for _, r := range []struct {
 		customer       *ent.Customer
 		order, at      string

@@ -213,7 +213,7 @@ func TestErasureDuringSaleProcessing(t *testing.T) {
 						deleted = e.raceDo(http.MethodDelete, "/v1/customers/"+erased, token, nil)
 						return
 					}
-					pw := worker.ProcessSale(app.New(&app.Config{DB: db, Clock: time.Now}))
+					pw := worker.For[jobs.ProcessSale](app.New(&app.Config{DB: db, Clock: time.Now}))
 					for j := range queue {
 						err := pw.Work(context.Background(), &river.Job[jobs.ProcessSale]{
 							JobRow: &rivertype.JobRow{ID: j.id, Kind: jobs.ProcessSale{}.Kind(), Attempt: 1, MaxAttempts: 25},

@@ -14,6 +14,7 @@ import (
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/viewer"
@@ -66,7 +67,7 @@ func TestCustomerImportLongLines(t *testing.T) {
 			res := do(t, http.DefaultClient, req)
 			require.Equal(t, http.StatusAccepted, res.status, "%s", res.body)
 			require.NoError(t, json.Unmarshal(res.body, &imp))
-			require.NoError(t, f.app.Customers.RunCustomerImport(ctx, imp.ID))
+			require.NoError(t, f.app.Customers.RunCustomerImport(ctx, jobs.ImportCustomers{TenantID: f.tenantID, ImportID: imp.ID}))
 			res = do(t, http.DefaultClient, bearerGet(t, f.srv.URL+"/v1/customers/imports/"+imp.ID, token))
 			require.Equal(t, http.StatusOK, res.status, "%s", res.body)
 			require.NoError(t, json.Unmarshal(res.body, &imp))

@@ -71,7 +71,7 @@ func posWorkIn(t testing.TB, e *posEnv, a *app.App, saleID string) {
 		if j.args.SaleID != saleID {
 			continue
 		}
-		w := worker.ProcessSale(a)
+		w := worker.For[jobs.ProcessSale](a)
 		err := w.Work(context.Background(), &river.Job[jobs.ProcessSale]{
 			JobRow: &rivertype.JobRow{ID: j.id, Kind: jobs.ProcessSale{}.Kind(), Attempt: 1, MaxAttempts: 25},
 			Args:   j.args,

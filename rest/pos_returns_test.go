@@ -53,7 +53,7 @@ func posWorkReturns(t testing.TB, e *posEnv) []error {
 	list := posJobRows[jobs.ProcessSaleReturn](t, e)
 	var errs []error
 	for _, j := range list {
-		w := worker.ProcessSaleReturn(app.New(&app.Config{DB: e.db, Clock: time.Now}))
+		w := worker.For[jobs.ProcessSaleReturn](app.New(&app.Config{DB: e.db, Clock: time.Now}))
 		err := w.Work(context.Background(), &river.Job[jobs.ProcessSaleReturn]{
 			JobRow: &rivertype.JobRow{ID: j.id, Kind: jobs.ProcessSaleReturn{}.Kind(), Attempt: 1, MaxAttempts: 25},
 			Args:   j.args,

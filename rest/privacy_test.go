@@ -19,6 +19,7 @@ import (
 	"github.com/fideliza/fideliza/ent/customerimport"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/schema/sealed"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/viewer"
@@ -203,13 +204,13 @@ func TestAnonymizeInactiveCustomers(t *testing.T) {
 			require.NoError(t, err)
 			return c.ErasedAt != nil
 		}
-		require.NoError(t, e.app.Privacy.PurgeExpired(context.Background()))
+		require.NoError(t, e.app.Privacy.PurgeExpired(context.Background(), jobs.PurgeExpired{}))
 		require.False(t, erased(old), "off by default")
 
 		user := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleAdmin, TenantID: e.tenantID, Subject: "ana@loja.example"})
 		_, err = e.app.Backoffice.UpdateTenant(user, e.tenantID, backoffice.TenantSettings{AnonymizeInactiveYears: opt.Of(2).Ptr()})
 		require.NoError(t, err)
-		require.NoError(t, e.app.Privacy.PurgeExpired(context.Background()))
+		require.NoError(t, e.app.Privacy.PurgeExpired(context.Background(), jobs.PurgeExpired{}))
 		require.True(t, erased(old))
 		require.False(t, erased(recent))
 

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/domain/outbox"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -68,8 +69,8 @@ func TestSubscriptionRedemptionsAndImports(t *testing.T) {
 				"variables": map[string]any{"id": id},
 			}})
 			waitSubscribedAbout(t, e.app, e.tenantID, c, "i", outbox.CustomerImportProgressed, "importProgress", id)
-			require.NoError(t, e.app.Customers.RunCustomerImport(e.ctx, other))
-			require.NoError(t, e.app.Customers.RunCustomerImport(e.ctx, id))
+			require.NoError(t, e.app.Customers.RunCustomerImport(e.ctx, jobs.ImportCustomers{TenantID: e.tenantID, ImportID: other}))
+			require.NoError(t, e.app.Customers.RunCustomerImport(e.ctx, jobs.ImportCustomers{TenantID: e.tenantID, ImportID: id}))
 			var statuses []any
 			for len(statuses) == 0 || statuses[len(statuses)-1] != "succeeded" {
 				got := c.anyEvent("i", "importProgress")

@@ -41,8 +41,8 @@ type campBundle struct {
 	clock     *testclock.Clock
 	ctx       context.Context // the tenant's
 	tenant    string
-	lifecycle *worker.Job[jobs.CampaignLifecycle]
-	cashback  *worker.Job[jobs.CreditCashback]
+	lifecycle river.Worker[jobs.CampaignLifecycle]
+	cashback  river.Worker[jobs.CreditCashback]
 }
 
 func campSetup(t *testing.T, db *storage.DB, start time.Time) *campBundle {
@@ -51,8 +51,8 @@ func campSetup(t *testing.T, db *storage.DB, start time.Time) *campBundle {
 	env := apptest.New(t, db, apptest.WithClock(clock.Now))
 	return &campBundle{
 		db: db, app: env.App, clock: clock, ctx: env.Ctx, tenant: env.TenantID,
-		lifecycle: worker.CampaignLifecycle(apptest.Process(env.App)),
-		cashback:  worker.CreditCashback(apptest.Process(env.App)),
+		lifecycle: worker.For[jobs.CampaignLifecycle](apptest.Process(env.App)),
+		cashback:  worker.For[jobs.CreditCashback](apptest.Process(env.App)),
 	}
 }
 
@@ -69,7 +69,7 @@ func (b *campBundle) campaign(ctx context.Context, t *testing.T, name, typ strin
 
 func (b *campBundle) runLifecycle(t *testing.T) {
 	t.Helper()
-	require.NoError(t, b.lifecycle.Work(context.Background(), &river.Job[jobs.CampaignLifecycle]{}))
+	require.NoError(t, b.lifecycle.Work(context.Background(), jobOf(jobs.CampaignLifecycle{})))
 }
 
 // stored is the status the database holds (reads compute it from the dates).
@@ -136,7 +136,7 @@ func TestCampaignLifecycle(t *testing.T) {
 		b.runLifecycle(t)
 		errs := make(chan error, 5)
 		for range 5 {
-			go func() { errs <- b.lifecycle.Work(context.Background(), &river.Job[jobs.CampaignLifecycle]{}) }()
+			go func() { errs <- b.lifecycle.Work(context.Background(), jobOf(jobs.CampaignLifecycle{})) }()
 		}
 		for range 5 {
 			require.NoError(t, <-errs)

@@ -53,9 +53,9 @@ type pointsBundle struct {
 	clock  *testclock.Clock
 	ctx    context.Context // the tenant's
 	tenant string
-	expire *worker.Job[jobs.ExpirePoints]
-	notify *worker.Job[jobs.NotifyExpiringPoints]
-	levels *worker.Job[jobs.RecomputeLevels]
+	expire river.Worker[jobs.ExpirePoints]
+	notify river.Worker[jobs.NotifyExpiringPoints]
+	levels river.Worker[jobs.RecomputeLevels]
 }
 
 // setupPoints makes a tenant with the default settings (points expire after
@@ -71,9 +71,9 @@ func setupPoints(t *testing.T, db *storage.DB) *pointsBundle {
 	require.Equal(t, []int64{1000, 5000, 20000}, []int64{tn.SilverThreshold, tn.GoldThreshold, tn.DiamondThreshold})
 	return &pointsBundle{
 		db: db, app: env.App, clock: clock, ctx: env.Ctx, tenant: env.TenantID,
-		expire: worker.ExpirePoints(apptest.Process(env.App)),
-		notify: worker.NotifyExpiringPoints(apptest.Process(env.App)),
-		levels: worker.RecomputeLevels(apptest.Process(env.App)),
+		expire: worker.For[jobs.ExpirePoints](apptest.Process(env.App)),
+		notify: worker.For[jobs.NotifyExpiringPoints](apptest.Process(env.App)),
+		levels: worker.For[jobs.RecomputeLevels](apptest.Process(env.App)),
 	}
 }
 
@@ -110,17 +110,17 @@ func (b *pointsBundle) credit(t *testing.T, cust, order string, n int64) *ent.Po
 
 func (b *pointsBundle) runExpire(t *testing.T) {
 	t.Helper()
-	require.NoError(t, b.expire.Work(context.Background(), &river.Job[jobs.ExpirePoints]{}))
+	require.NoError(t, b.expire.Work(context.Background(), jobOf(jobs.ExpirePoints{})))
 }
 
 func (b *pointsBundle) runNotify(t *testing.T) {
 	t.Helper()
-	require.NoError(t, b.notify.Work(context.Background(), &river.Job[jobs.NotifyExpiringPoints]{}))
+	require.NoError(t, b.notify.Work(context.Background(), jobOf(jobs.NotifyExpiringPoints{})))
 }
 
 func (b *pointsBundle) runLevels(t *testing.T) {
 	t.Helper()
-	require.NoError(t, b.levels.Work(context.Background(), &river.Job[jobs.RecomputeLevels]{}))
+	require.NoError(t, b.levels.Work(context.Background(), jobOf(jobs.RecomputeLevels{})))
 }
 
 // events lists the events of one type about one customer, oldest first.

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
@@ -57,8 +56,8 @@ func TestPurgeExpired(t *testing.T) {
 		oldToken, liveToken := token(now.Add(-2*time.Hour)), token(now.Add(time.Minute))
 		oldKey, liveKey := key("old", now.Add(-time.Second)), key("live", now.Add(time.Hour))
 
-		w := worker.PurgeExpired(app.New(&app.Config{DB: db, Clock: func() time.Time { return now }}))
-		require.NoError(t, w.Work(context.Background(), &river.Job[jobs.PurgeExpired]{}))
+		w := worker.For[jobs.PurgeExpired](app.New(&app.Config{DB: db, Clock: func() time.Time { return now }}))
+		require.NoError(t, w.Work(context.Background(), jobOf(jobs.PurgeExpired{})))
 
 		tokens, err := db.Ent.ValidationToken.Query().IDs(ctx)
 		require.NoError(t, err)

@@ -40,7 +40,7 @@ func TestProcessSaleLastAttemptTimeout(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
 		defer cancel()
 		<-ctx.Done() // the job's time is up
-		w := worker.ProcessSale(apptest.Process(a))
+		w := worker.For[jobs.ProcessSale](apptest.Process(a))
 		job := &river.Job[jobs.ProcessSale]{
 			JobRow: &rivertype.JobRow{Attempt: 25, MaxAttempts: 25},
 			Args:   jobs.ProcessSale{TenantID: env.TenantID, SaleID: s.ID},

@@ -128,7 +128,7 @@ type whBundle struct {
 	sys     context.Context
 	ctx     context.Context // the tenant's
 	tenant  string
-	deliver *worker.Job[jobs.DeliverWebhook]
+	deliver river.Worker[jobs.DeliverWebhook]
 	lastJob int64 // the last deliver_webhook job worked
 }
 
@@ -147,7 +147,7 @@ func whSetup(t *testing.T, db *storage.DB) *whBundle {
 	return &whBundle{
 		db: db, app: a, clock: clock, rc: a.River, sys: viewer.SystemContext(context.Background()),
 		ctx: env.Ctx, tenant: env.TenantID,
-		deliver: worker.DeliverWebhook(a),
+		deliver: worker.For[jobs.DeliverWebhook](a),
 	}
 }
 
@@ -163,12 +163,18 @@ func (b *whBundle) endpoint(ctx context.Context, t *testing.T, url string, types
 	return ws
 }
 
-// dispatch runs the dispatcher once at the clock's time.
+// dispatch runs the dispatcher once at the clock's time; it returns how
+// many events it handed over.
 func (b *whBundle) dispatch(t *testing.T) int {
 	t.Helper()
-	n, err := b.app.Webhooks.DispatchEvents(context.Background())
-	require.NoError(t, err)
-	return n
+	waiting := func() int {
+		n, err := b.db.Ent.Event.Query().Where(event.PublishedAtIsNil()).Count(b.sys)
+		require.NoError(t, err)
+		return n
+	}
+	before := waiting()
+	require.NoError(t, b.app.Webhooks.DispatchEvents(context.Background(), jobs.DispatchEvents{}))
+	return before - waiting()
 }
 
 // whJob is a deliver_webhook row of river_job.
@@ -205,14 +211,14 @@ func whJobCount(t *testing.T, db *storage.DB) int {
 }
 
 // work makes attempt n of a delivery's job, as River hands it over.
-func (b *whBundle) work(w *worker.Job[jobs.DeliverWebhook], j whJob, attempt int) error {
-	return w.Work(context.Background(), whDeliverJob(j.id, j.args.DeliveryID, attempt, j.maxAttempts))
+func (b *whBundle) work(w river.Worker[jobs.DeliverWebhook], j whJob, attempt int) error {
+	return w.Work(context.Background(), whDeliverJob(j.id, j.args, attempt, j.maxAttempts))
 }
 
-func whDeliverJob(id int64, deliveryID string, attempt, maxAttempts int) *river.Job[jobs.DeliverWebhook] {
+func whDeliverJob(id int64, args jobs.DeliverWebhook, attempt, maxAttempts int) *river.Job[jobs.DeliverWebhook] {
 	return &river.Job[jobs.DeliverWebhook]{
 		JobRow: &rivertype.JobRow{ID: id, Kind: jobs.DeliverWebhook{}.Kind(), Attempt: attempt, MaxAttempts: maxAttempts},
-		Args:   jobs.DeliverWebhook{DeliveryID: deliveryID},
+		Args:   args,
 	}
 }
 
@@ -298,13 +304,13 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	})
 	require.NoError(t, err)
 	b.clock.Set(starts)
-	require.NoError(t, worker.CampaignLifecycle(apptest.Process(b.app)).
-		Work(context.Background(), &river.Job[jobs.CampaignLifecycle]{}))
+	require.NoError(t, worker.For[jobs.CampaignLifecycle](apptest.Process(b.app)).
+		Work(context.Background(), jobOf(jobs.CampaignLifecycle{})))
 
 	// points.expiring: 10 days before the 1500 points expire (12 months).
 	b.clock.Set(start.AddDate(0, 12, 0).Add(-10 * 24 * time.Hour))
-	require.NoError(t, worker.NotifyExpiringPoints(apptest.Process(b.app)).
-		Work(context.Background(), &river.Job[jobs.NotifyExpiringPoints]{}))
+	require.NoError(t, worker.For[jobs.NotifyExpiringPoints](apptest.Process(b.app)).
+		Work(context.Background(), jobOf(jobs.NotifyExpiringPoints{})))
 
 	// sale.processed: a sale registered by the POS and processed by its job,
 	// with a campaign's discount on its coffee: R$ 11.50 paid, 11 points.
@@ -340,7 +346,7 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 		Payments: []pos.SalePaymentInput{{ID: "1", Amount: &byPix, Method: "PIX"}, {ID: "2", Amount: &byPoints, Method: "POINTS", HoldID: hold.ID}},
 	})
 	require.NoError(t, err)
-	require.NoError(t, worker.ProcessSale(apptest.Process(b.app)).Work(context.Background(),
+	require.NoError(t, worker.For[jobs.ProcessSale](apptest.Process(b.app)).Work(context.Background(),
 		&river.Job[jobs.ProcessSale]{JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25},
 			Args: jobs.ProcessSale{TenantID: b.tenant, SaleID: s.ID}}))
 
@@ -348,7 +354,7 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	// rest still earn the 10 points, so no points.reversed yet.
 	// sale.cancelled, points.reversed and redemption.rolled_back: the rest
 	// is cancelled, the coffee and its discount with it.
-	returnWork := worker.ProcessSaleReturn(apptest.Process(b.app))
+	returnWork := worker.For[jobs.ProcessSaleReturn](apptest.Process(b.app))
 	for _, in := range []pos.SaleReturnInput{
 		{Kind: "return", ID: "R-1", Items: []pos.ReturnItemInput{{ID: "2", Quantity: &one}}},
 		{Kind: "cancellation", ID: "C-1"},
@@ -366,8 +372,8 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	_, err = b.app.Backoffice.UpdateTenant(b.sys, b.tenant, backoffice.TenantSettings{LevelGraceDays: opt.Of(30).Ptr()})
 	require.NoError(t, err)
 	b.clock.Set(start.AddDate(0, 12, 2))
-	require.NoError(t, worker.RecomputeLevels(apptest.Process(b.app)).
-		Work(context.Background(), &river.Job[jobs.RecomputeLevels]{}))
+	require.NoError(t, worker.For[jobs.RecomputeLevels](apptest.Process(b.app)).
+		Work(context.Background(), jobOf(jobs.RecomputeLevels{})))
 
 	// customer.consent_changed: Helena agrees to e-mail marketing.
 	_, err = b.app.Customers.PatchCustomer(b.ctx, cust.ID, customers.CustomerInput{Consent: opt.Of(customers.ConsentInput{MarketingEmail: opt.Of(true)})})

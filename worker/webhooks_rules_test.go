@@ -90,14 +90,13 @@ func TestWebhookDispatchRules(t *testing.T) {
 			before := pairs()
 			var wg sync.WaitGroup
 			errs := make([]error, 4)
-			counts := make([]int, 4)
 			start := make(chan struct{})
 			for i := range 4 {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
 					<-start
-					counts[i], errs[i] = b.app.Webhooks.DispatchEvents(context.Background())
+					errs[i] = b.app.Webhooks.DispatchEvents(context.Background(), jobs.DispatchEvents{})
 				}()
 			}
 			close(start)
@@ -152,7 +151,7 @@ func TestWebhookGuardInWorker(t *testing.T) {
 		queued := b.queuedJobs(t)
 		require.Len(t, queued, 1)
 
-		guarded := worker.DeliverWebhook(app.New(&app.Config{DB: db, Clock: b.clock.Now, WebhookGuard: webhook.Guard{}}))
+		guarded := worker.For[jobs.DeliverWebhook](app.New(&app.Config{DB: db, Clock: b.clock.Now, WebhookGuard: webhook.Guard{}}))
 		err = b.work(guarded, queued[0], 1)
 		require.ErrorContains(t, err, "not allowed")
 		d := b.delivery(t, queued[0].args.DeliveryID)

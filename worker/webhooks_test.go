@@ -62,6 +62,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 		require.Len(t, queued, len(outbox.Types), "one job per delivery")
 		for _, j := range queued {
 			require.Equal(t, jobs.DeliveryAttempts, j.maxAttempts)
+			require.Equal(t, b.tenant, j.args.TenantID, "a delivery's job names its tenant")
 		}
 
 		b.clock.Set(b.clock.Now().Add(2 * time.Second))
@@ -101,6 +102,21 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 		conn, err := b.app.Webhooks.WebhookDeliveries(b.ctx, ws.Endpoint.ID, nil, 20)
 		require.NoError(t, err)
 		require.Len(t, conn.Edges, len(outbox.Types))
+
+		t.Run("a job queued before its arguments named the tenant", func(t *testing.T) {
+			b.clock.Set(b.clock.Now().Add(time.Minute))
+			ev := b.record(t, b.tenant, outbox.SaleProcessed, "sal_old_job")
+			require.Equal(t, 1, b.dispatch(t))
+			queued := b.queuedJobs(t)
+			require.Len(t, queued, 1)
+			queued[0].args.TenantID = "" // as river_job holds the jobs of the earlier release
+			require.NoError(t, b.work(b.deliver, queued[0], 1))
+			got := rcv.requests()
+			requireEnvelope(t, got[len(got)-1], ev, b.clock.Now())
+			d, err := b.db.Ent.WebhookDelivery.Get(b.sys, queued[0].args.DeliveryID)
+			require.NoError(t, err)
+			require.Equal(t, webhookdelivery.StatusSucceeded, d.Status)
+		})
 
 		t.Run("rotation", func(t *testing.T) {
 			old := ws.Secret
@@ -225,7 +241,7 @@ func TestWebhookRetriesThenFails(t *testing.T) {
 		for n := 1; n <= jobs.DeliveryAttempts; n++ {
 			now := b.clock.Now()
 			attemptedAt = append(attemptedAt, now)
-			rj := whDeliverJob(job.id, job.args.DeliveryID, n, job.maxAttempts)
+			rj := whDeliverJob(job.id, job.args, n, job.maxAttempts)
 			err := b.deliver.Work(context.Background(), rj)
 			d := b.delivery(t, job.args.DeliveryID)
 			require.Equal(t, n, d.Attempts)

@@ -11,6 +11,7 @@ import (
 
 	"entgo.io/ent/dialect"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
@@ -21,6 +22,12 @@ import (
 	"github.com/fideliza/fideliza/viewer"
 	"github.com/fideliza/fideliza/worker"
 )
+
+// jobOf is a job of args as River hands it to its worker: its first
+// attempt of River's default number.
+func jobOf[T river.JobArgs](args T) *river.Job[T] {
+	return &river.Job[T]{JobRow: &rivertype.JobRow{Kind: args.Kind(), Attempt: 1, MaxAttempts: river.MaxAttemptsDefault}, Args: args}
+}
 
 // storeCheckArgs is a job that reads the store its transaction wrote.
 type storeCheckArgs struct {

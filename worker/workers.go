@@ -3,186 +3,121 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/pos"
-	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/jobs"
-	"github.com/fideliza/fideliza/viewer"
 )
 
-// Job works one kind of job T with a function of the application: every
-// job of the platform is one, so they differ only in what they call and
-// how long they may run.
-type Job[T river.JobArgs] struct {
-	river.WorkerDefaults[T]
-	work func(ctx context.Context, job *river.Job[T]) error
+// policy is how a kind of job is worked besides the operation it calls.
+type policy struct {
 	// timeout is how long an attempt may run; 0 keeps the client's
 	// JobTimeout, two thirds of RescueAfter (the short jobs).
 	timeout time.Duration
-	// nextRetry, when set, says when a failed attempt is tried again
+	// nextRetry, when set, says when a failed attempt n is tried again
 	// (River's own backoff otherwise).
-	nextRetry func(job *river.Job[T]) time.Time
+	nextRetry func(n int) time.Time
+	// tooEarly, when set, is the error of an operation whose job came before
+	// what it waits for: the job is tried again after tooEarlyWait, snoozed,
+	// which spends no attempt.
+	tooEarly error
 }
 
-func (j *Job[T]) Work(ctx context.Context, job *river.Job[T]) error { return j.work(ctx, job) }
+// short is the policy of the jobs of one change (a sale, a return, a
+// cashback credit): the client's timeout, retried within a minute of a
+// crash.
+var short = policy{}
 
-func (j *Job[T]) Timeout(*river.Job[T]) time.Duration { return j.timeout }
+// long is the policy of the jobs that walk every tenant with work, or a
+// whole customer file (a run cut short resumes after its last committed
+// batch).
+var long = policy{timeout: LongJobTimeout}
 
-func (j *Job[T]) NextRetry(job *river.Job[T]) time.Time {
-	if j.nextRetry == nil {
-		return time.Time{}
+// tooEarlyWait is how long a job that came too early waits before it is
+// tried again: a return waiting for its sale's processing.
+const tooEarlyWait = 2 * time.Second
+
+// table is every job of the platform: its kind, the operation of the
+// context that works it (jobs' convention: func(ctx, args) error) and its
+// policy.
+func table(a *app.App) []registration {
+	return []registration{
+		job(a.POS.ProcessSale, short),
+		job(a.POS.ProcessSaleReturn, policy{tooEarly: pos.ErrSaleNotProcessed}),
+		job(a.Loyalty.CreditCashback, short),
+		job(a.Webhooks.DeliverWebhook, policy{timeout: webhook.Timeout + 20*time.Second,
+			nextRetry: func(n int) time.Time { return a.Now().Add(jobs.RetryAfter(n)) }}),
+		job(a.Webhooks.DispatchEvents, long),
+		job(a.Customers.RunCustomerImport, long),
+		job(a.Insights.RunCustomerScoring, long),
+		job(a.Loyalty.ExpirePoints, long),
+		job(a.Loyalty.ReleasePendingPoints, long),
+		job(a.Loyalty.NotifyExpiringPoints, long),
+		job(a.Loyalty.RecomputeLevels, long),
+		job(a.Audiences.RecomputeAudiences, long),
+		job(a.Campaigns.RunCampaignLifecycle, long),
+		job(a.Privacy.PurgeExpired, long),
+		job(a.Backoffice.PruneSigningKeys, long),
 	}
-	return j.nextRetry(job)
-}
-
-// lastAttempt says whether no attempt of job is left after this one: the
-// operation then records its failure for good.
-func lastAttempt[T river.JobArgs](job *river.Job[T]) bool { return job.Attempt >= job.MaxAttempts }
-
-// short is a job with the client's timeout.
-func short[T river.JobArgs](work func(ctx context.Context, job *river.Job[T]) error) *Job[T] {
-	return &Job[T]{work: work}
-}
-
-// everyTenant is a periodic job that walks every tenant with work, under
-// LongJobTimeout.
-func everyTenant[T river.JobArgs](work func(ctx context.Context) error) *Job[T] {
-	return &Job[T]{work: func(ctx context.Context, _ *river.Job[T]) error { return work(ctx) }, timeout: LongJobTimeout}
 }
 
 // Register adds a worker for every job of the platform; a.Counts counts
 // what they do.
 func Register(workers *river.Workers, a *app.App) {
-	river.AddWorker(workers, everyTenant[jobs.PruneSigningKeys](a.Backoffice.PruneSigningKeys))
-	river.AddWorker(workers, ExpirePoints(a))
-	river.AddWorker(workers, everyTenant[jobs.ReleasePendingPoints](a.Loyalty.ReleasePendingPoints))
-	river.AddWorker(workers, NotifyExpiringPoints(a))
-	river.AddWorker(workers, RecomputeLevels(a))
-	river.AddWorker(workers, everyTenant[jobs.RecomputeAudiences](a.Audiences.RecomputeAudiences))
-	river.AddWorker(workers, scoreCustomers(a))
-	river.AddWorker(workers, importCustomers(a))
-	river.AddWorker(workers, CreditCashback(a))
-	river.AddWorker(workers, CampaignLifecycle(a))
-	river.AddWorker(workers, PurgeExpired(a))
-	river.AddWorker(workers, ProcessSale(a))
-	river.AddWorker(workers, ProcessSaleReturn(a))
-	river.AddWorker(workers, dispatchEvents(a))
-	river.AddWorker(workers, DeliverWebhook(a))
-}
-
-// ProcessSale works jobs.ProcessSale; after the last attempt the sale stays
-// FAILED with the reason.
-func ProcessSale(a *app.App) *Job[jobs.ProcessSale] {
-	return short(func(ctx context.Context, job *river.Job[jobs.ProcessSale]) error {
-		return a.POS.ProcessSale(ctx, job.Args.TenantID, job.Args.SaleID, lastAttempt(job))
-	})
-}
-
-// saleReturnWait is how long a return waits for its sale to be processed
-// before it is tried again.
-const saleReturnWait = 2 * time.Second
-
-// ProcessSaleReturn works jobs.ProcessSaleReturn. A return whose sale is
-// still being processed waits for it (snoozed, which spends no attempt).
-func ProcessSaleReturn(a *app.App) *Job[jobs.ProcessSaleReturn] {
-	return short(func(ctx context.Context, job *river.Job[jobs.ProcessSaleReturn]) error {
-		err := a.POS.ProcessSaleReturn(ctx, job.Args.TenantID, job.Args.ReturnID)
-		if errors.Is(err, pos.ErrSaleNotProcessed) {
-			return river.JobSnooze(saleReturnWait)
-		}
-		return err
-	})
-}
-
-// CreditCashback works jobs.CreditCashback.
-func CreditCashback(a *app.App) *Job[jobs.CreditCashback] {
-	return short(func(ctx context.Context, job *river.Job[jobs.CreditCashback]) error {
-		return a.Loyalty.CreditCashback(ctx, job.Args.TenantID, job.Args.RedemptionID)
-	})
-}
-
-// DeliverWebhook works jobs.DeliverWebhook, retried on jobs.RetrySchedule
-// from the application's clock; an attempt is one delivery plus recording
-// it.
-func DeliverWebhook(a *app.App) *Job[jobs.DeliverWebhook] {
-	return &Job[jobs.DeliverWebhook]{
-		work: func(ctx context.Context, job *river.Job[jobs.DeliverWebhook]) error {
-			return a.Webhooks.DeliverWebhook(ctx, job.Args.DeliveryID, job.Attempt, lastAttempt(job))
-		},
-		timeout:   webhook.Timeout + 20*time.Second,
-		nextRetry: func(job *river.Job[jobs.DeliverWebhook]) time.Time { return a.Now().Add(jobs.RetryAfter(job.Attempt)) },
+	for _, r := range table(a) {
+		r.register(workers)
 	}
 }
 
-// dispatchEvents works jobs.DispatchEvents: batches until the outbox has no
-// undispatched event.
-func dispatchEvents(a *app.App) *Job[jobs.DispatchEvents] {
-	return everyTenant[jobs.DispatchEvents](func(ctx context.Context) error {
-		for {
-			n, err := a.Webhooks.DispatchEvents(ctx)
-			if err != nil || n < webhooks.DispatchBatch {
-				return err
-			}
+// For is the worker of jobs T, as Register adds it (for tests that work
+// one job by hand).
+func For[T river.JobArgs](a *app.App) river.Worker[T] {
+	for _, r := range table(a) {
+		if w, ok := r.(*jobWorker[T]); ok {
+			return w
 		}
-	})
+	}
+	var args T
+	panic(fmt.Sprintf("worker: no worker for %s", args.Kind()))
 }
 
-// ExpirePoints works jobs.ExpirePoints.
-func ExpirePoints(a *app.App) *Job[jobs.ExpirePoints] {
-	return everyTenant[jobs.ExpirePoints](a.Loyalty.ExpirePoints)
+// registration is an entry of the table, whatever its job's type.
+type registration interface{ register(*river.Workers) }
+
+// jobWorker works the jobs T with one operation and its policy: the one
+// wrapper every job of the platform goes through.
+type jobWorker[T river.JobArgs] struct {
+	river.WorkerDefaults[T]
+	work func(ctx context.Context, args T) error
+	policy
 }
 
-// NotifyExpiringPoints works jobs.NotifyExpiringPoints.
-func NotifyExpiringPoints(a *app.App) *Job[jobs.NotifyExpiringPoints] {
-	return everyTenant[jobs.NotifyExpiringPoints](a.Loyalty.NotifyExpiringPoints)
+func job[T river.JobArgs](work func(ctx context.Context, args T) error, p policy) *jobWorker[T] {
+	return &jobWorker[T]{work: work, policy: p}
 }
 
-// RecomputeLevels works jobs.RecomputeLevels.
-func RecomputeLevels(a *app.App) *Job[jobs.RecomputeLevels] {
-	return everyTenant[jobs.RecomputeLevels](a.Loyalty.RecomputeLevels)
+func (j *jobWorker[T]) register(workers *river.Workers) { river.AddWorker(workers, j) }
+
+// Work calls the operation with the attempt in its context (jobs.AttemptOf),
+// which records a failure for good on the last one.
+func (j *jobWorker[T]) Work(ctx context.Context, job *river.Job[T]) error {
+	err := j.work(jobs.WithAttempt(ctx, jobs.Attempt{N: job.Attempt, Max: job.MaxAttempts}), job.Args)
+	if j.tooEarly != nil && errors.Is(err, j.tooEarly) {
+		return river.JobSnooze(tooEarlyWait)
+	}
+	return err
 }
 
-// CampaignLifecycle works jobs.CampaignLifecycle.
-func CampaignLifecycle(a *app.App) *Job[jobs.CampaignLifecycle] {
-	return everyTenant[jobs.CampaignLifecycle](a.Campaigns.RunCampaignLifecycle)
-}
+func (j *jobWorker[T]) Timeout(*river.Job[T]) time.Duration { return j.timeout }
 
-// PurgeExpired works jobs.PurgeExpired.
-func PurgeExpired(a *app.App) *Job[jobs.PurgeExpired] {
-	return everyTenant[jobs.PurgeExpired](a.Privacy.PurgeExpired)
-}
-
-// scoreCustomers works jobs.ScoreCustomers: every tenant's daily run, or
-// one tenant's when asked for.
-func scoreCustomers(a *app.App) *Job[jobs.ScoreCustomers] {
-	return &Job[jobs.ScoreCustomers]{timeout: LongJobTimeout,
-		work: func(ctx context.Context, job *river.Job[jobs.ScoreCustomers]) error {
-			if job.Args.TenantID == "" {
-				return a.Insights.ScoreAllTenants(ctx)
-			}
-			_, err := a.Insights.ScoreCustomers(viewer.TenantContext(ctx, job.Args.TenantID), a.Now())
-			return err
-		}}
-}
-
-// importCustomers works jobs.ImportCustomers under LongJobTimeout (a file
-// may hold millions of customers; a run cut short resumes after its last
-// committed batch). After the last attempt the import ends failed rather
-// than running for ever.
-func importCustomers(a *app.App) *Job[jobs.ImportCustomers] {
-	return &Job[jobs.ImportCustomers]{timeout: LongJobTimeout,
-		work: func(ctx context.Context, job *river.Job[jobs.ImportCustomers]) error {
-			ctx = viewer.TenantContext(ctx, job.Args.TenantID)
-			err := a.Customers.RunCustomerImport(ctx, job.Args.ImportID)
-			if err != nil && lastAttempt(job) {
-				return errors.Join(err, a.Customers.FailCustomerImport(context.WithoutCancel(ctx), job.Args.ImportID,
-					"the import could not complete; the rows loaded so far stay"))
-			}
-			return err
-		}}
+func (j *jobWorker[T]) NextRetry(job *river.Job[T]) time.Time {
+	if j.nextRetry == nil {
+		return time.Time{}
+	}
+	return j.nextRetry(job.Attempt)
 }

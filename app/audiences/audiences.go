@@ -22,6 +22,7 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/segment"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -253,7 +254,7 @@ func (a *Service) recomputeAudience(ctx context.Context, tx storage.Tx, id strin
 // page of customers per transaction; a tenant that fails does not stop the
 // others. It catches what no Refresh saw: days passing (days since the
 // last purchase), churn scores refitted, static segments' changes.
-func (a *Service) RecomputeAudiences(ctx context.Context) error {
+func (a *Service) RecomputeAudiences(ctx context.Context, _ jobs.RecomputeAudiences) error {
 	if err := Rules.RecomputeAudiences.Allow(ctx); err != nil {
 		return err
 	}

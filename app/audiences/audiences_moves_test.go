@@ -14,6 +14,7 @@ import (
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/testclock"
@@ -66,11 +67,11 @@ func TestAudienceFollowsPointsAndSegments(t *testing.T) {
 			}, []string{bia}, []string{ana}, nil},
 			{"a level fallen with time", func() error {
 				clock.Set(time.Date(2027, 1, 11, 3, 0, 0, 0, time.UTC))
-				return a.Loyalty.RecomputeLevels(context.Background())
+				return a.Loyalty.RecomputeLevels(context.Background(), jobs.RecomputeLevels{})
 			}, []string{bia}, nil, nil},
 			{"points expired", func() error {
 				clock.Set(time.Date(2027, 3, 1, 3, 0, 0, 0, time.UTC))
-				return a.Loyalty.ExpirePoints(context.Background())
+				return a.Loyalty.ExpirePoints(context.Background(), jobs.ExpirePoints{})
 			}, nil, nil, nil},
 			{"added to a static segment", func() error {
 				_, err := a.Customers.AddSegmentCustomers(ctx, vip.ID, []string{bia})

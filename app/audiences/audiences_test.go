@@ -20,6 +20,7 @@ import (
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/store"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/viewer"
@@ -61,7 +62,7 @@ func (s *audienceShop) sell(t *testing.T, i int, receipt, amount string) {
 		Payments: []pos.SalePaymentInput{{ID: "1", Amount: &price, Method: "PIX"}},
 	})
 	require.NoError(t, err)
-	require.NoError(t, s.a.POS.ProcessSale(viewer.SystemContext(context.Background()), s.tenantID, sale.ID, false))
+	require.NoError(t, s.a.POS.ProcessSale(viewer.SystemContext(context.Background()), jobs.ProcessSale{TenantID: s.tenantID, SaleID: sale.ID}))
 }
 
 // members are the ids of seg's members, as validate and authorize read them.
@@ -164,7 +165,7 @@ func TestAudienceKeptTrue(t *testing.T) {
 		require.NoError(t, err)
 		_, err = db.SQL.ExecContext(context.Background(), `INSERT INTO customer_segments (customer_id, segment_id) VALUES ($1, $2)`, caio, buyers.ID)
 		require.NoError(t, err)
-		require.NoError(t, s.a.Audiences.RecomputeAudiences(viewer.SystemContext(context.Background())))
+		require.NoError(t, s.a.Audiences.RecomputeAudiences(viewer.SystemContext(context.Background()), jobs.RecomputeAudiences{}))
 		assert.ElementsMatch(t, []string{ana, bia}, s.members(t, buyers))
 		assert.ElementsMatch(t, []string{bia, caio}, s.members(t, local))
 		assert.Equal(t, []string{caio}, s.members(t, vip), "a static segment is left alone")

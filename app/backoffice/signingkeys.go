@@ -6,6 +6,7 @@ import (
 
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent/signingkey"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/viewer"
 )
 
@@ -15,7 +16,7 @@ const RetiredKeyKeep = auth.LongestTokenLifetime + time.Hour
 
 // PruneSigningKeys deletes signing keys retired long enough ago that no
 // live token was signed with them.
-func (a *Service) PruneSigningKeys(ctx context.Context) error {
+func (a *Service) PruneSigningKeys(ctx context.Context, _ jobs.PruneSigningKeys) error {
 	if err := Rules.PruneSigningKeys.Allow(ctx); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/change"
 	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/viewer"
 )
@@ -20,7 +21,7 @@ import (
 // (scheduled → active → ended), recording campaign.activated when one
 // starts. Reads compute the status from the dates anyway; this makes it
 // stored and emits the event.
-func (a *Service) RunCampaignLifecycle(ctx context.Context) error {
+func (a *Service) RunCampaignLifecycle(ctx context.Context, _ jobs.CampaignLifecycle) error {
 	if err := Rules.RunCampaignLifecycle.Allow(ctx); err != nil {
 		return err
 	}

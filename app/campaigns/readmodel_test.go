@@ -21,6 +21,7 @@ import (
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/domain/opt"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/viewer"
@@ -172,7 +173,7 @@ func TestProcessingReadsNoCampaignDefinition(t *testing.T) {
 				}
 			})
 			defer stop()
-			require.NoError(t, a.POS.ProcessSale(viewer.SystemContext(context.Background()), shop.tenantID, s.ID, false))
+			require.NoError(t, a.POS.ProcessSale(viewer.SystemContext(context.Background()), jobs.ProcessSale{TenantID: shop.tenantID, SaleID: s.ID}))
 			return reads
 		}
 		require.Positive(t, process(), "the first sale reads the live campaigns")

@@ -90,17 +90,8 @@ func (a *Service) storeImportFile(ctx context.Context, importID string, file io.
 	}
 }
 
-// FailCustomerImport ends an import as failed for reason and drops its
+// failCustomerImport ends an import as failed for reason and drops its
 // file: its header could not be read, or its job ran out of attempts.
-func (a *Service) FailCustomerImport(ctx context.Context, importID, reason string) error {
-	if err := Rules.FailCustomerImport.Allow(ctx); err != nil {
-		return err
-	}
-	return a.failCustomerImport(ctx, importID, reason)
-}
-
-// failCustomerImport is FailCustomerImport without its policy check, for the operations
-// of this context that call it.
 func (a *Service) failCustomerImport(ctx context.Context, importID, reason string) error {
 	return a.finishImport(ctx, importID, customerimport.StatusFailed, reason)
 }
@@ -174,14 +165,29 @@ func (a *Service) CustomerImportProblems(ctx context.Context, id string, afterID
 		Order(ent.Asc(customerimportproblem.FieldID)).Limit(limit).All(ctx)
 }
 
-// RunCustomerImport loads a queued import (the worker's side). It commits
-// its progress with each batch, so a worker that takes over an interrupted
-// run resumes after the last committed batch; a file that cannot be read
-// as a whole (a bad header) fails the import, not the job.
-func (a *Service) RunCustomerImport(ctx context.Context, id string) error {
+// RunCustomerImport works the job of a queued import (runCustomerImport).
+// After the job's last attempt (jobs.AttemptOf) a failure ends the import
+// failed rather than leaving it running for ever.
+func (a *Service) RunCustomerImport(ctx context.Context, args jobs.ImportCustomers) error {
 	if err := Rules.RunCustomerImport.Allow(ctx); err != nil {
 		return err
 	}
+	ctx = viewer.TenantContext(ctx, args.TenantID)
+	err := a.runCustomerImport(ctx, args.ImportID)
+	if err != nil && jobs.AttemptOf(ctx).Last() {
+		// The attempt's context may be what failed (River cancels it after
+		// the job's timeout): the import ends in a context of its own.
+		return errors.Join(err, a.failCustomerImport(context.WithoutCancel(ctx), args.ImportID,
+			"the import could not complete; the rows loaded so far stay"))
+	}
+	return err
+}
+
+// runCustomerImport loads a queued import. It commits its progress with
+// each batch, so a worker that takes over an interrupted run resumes after
+// the last committed batch; a file that cannot be read as a whole (a bad
+// header) fails the import, not the job.
+func (a *Service) runCustomerImport(ctx context.Context, id string) error {
 	imp, err := a.customerImport(ctx, id)
 	if err != nil {
 		return err

@@ -7,7 +7,7 @@ var Rules = kernel.NamedRules(struct {
 	ListCustomers, Customer, CustomerByDocument, CreateCustomer, ReplaceCustomer, PatchCustomer       kernel.Rule
 	StartCustomerImport, CustomerImport, CustomerImportProblems, ListSegments, Segment, CreateSegment kernel.Rule
 	UpdateSegment, AddSegmentCustomers, RemoveSegmentCustomers, ImportSegmentCPFs, ImportCustomers    kernel.Rule
-	RunCustomerImport, FailCustomerImport                                                             kernel.Rule
+	RunCustomerImport                                                                                 kernel.Rule
 	CustomerConnection, SegmentConnection                                                             kernel.Rule
 }{
 	ListCustomers:          kernel.Scope("customers:read"),
@@ -28,7 +28,6 @@ var Rules = kernel.NamedRules(struct {
 	ImportSegmentCPFs:      kernel.Scope("customers:write"),
 	ImportCustomers:        kernel.System, // the import job, the CLI, the demo
 	RunCustomerImport:      kernel.System,
-	FailCustomerImport:     kernel.System,
 
 	// The GraphQL connections (connections.go).
 	CustomerConnection: kernel.Scope("customers:read"),

@@ -373,10 +373,16 @@ func (a *Service) RefreshChurnScores(ctx context.Context) (queued bool, err erro
 	return !res.UniqueSkippedAsDuplicate, nil
 }
 
-// ScoreAllTenants scores the customers of every active tenant, each as
-// ScoreCustomers does; a tenant that fails does not stop the others.
-func (a *Service) ScoreAllTenants(ctx context.Context) error {
-	if err := Rules.ScoreAllTenants.Allow(ctx); err != nil {
+// RunCustomerScoring works jobs.ScoreCustomers: it scores the customers of
+// the job's tenant now, as ScoreCustomers does, or, for the daily run that
+// names none, of every active tenant; a tenant that fails does not stop the
+// others.
+func (a *Service) RunCustomerScoring(ctx context.Context, args jobs.ScoreCustomers) error {
+	if err := Rules.RunCustomerScoring.Allow(ctx); err != nil {
+		return err
+	}
+	if args.TenantID != "" {
+		_, err := a.scoreCustomers(viewer.TenantContext(ctx, args.TenantID), a.Now())
 		return err
 	}
 	return a.EachActiveTenant(ctx, "scoring", func(ctx context.Context) error {

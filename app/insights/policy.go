@@ -4,9 +4,9 @@ import "github.com/fideliza/fideliza/app/kernel"
 
 // Rules says who may call each operation of the insights context.
 var Rules = kernel.NamedRules(struct {
-	CustomerChurn, PredictiveSegments, RefreshChurnScores, ActiveCustomers, CampaignsPerformance        kernel.Rule
-	CampaignLift, SalesByStoreDay, PointsLiabilityByDay, FitChurnModel, ScoreAllTenants, ScoreCustomers kernel.Rule
-	PredictiveMembers, RebuildRollups, PointsSpentByStoreDay, TopCustomers                              kernel.Rule
+	CustomerChurn, PredictiveSegments, RefreshChurnScores, ActiveCustomers, CampaignsPerformance           kernel.Rule
+	CampaignLift, SalesByStoreDay, PointsLiabilityByDay, FitChurnModel, RunCustomerScoring, ScoreCustomers kernel.Rule
+	PredictiveMembers, RebuildRollups, PointsSpentByStoreDay, TopCustomers                                 kernel.Rule
 }{
 	CustomerChurn:        kernel.Scope("customers:read"),
 	PredictiveSegments:   kernel.Scope("customers:read"),
@@ -17,7 +17,7 @@ var Rules = kernel.NamedRules(struct {
 	SalesByStoreDay:      kernel.Scope(kernel.ScopeBackoffice),
 	PointsLiabilityByDay: kernel.Scope("loyalty:read"),
 	FitChurnModel:        kernel.System,
-	ScoreAllTenants:      kernel.System,
+	RunCustomerScoring:   kernel.System,
 	ScoreCustomers:       kernel.System,
 	PredictiveMembers:    kernel.Internal,
 	RebuildRollups:       kernel.System,

@@ -24,6 +24,7 @@ import (
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/salereturn"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/viewer"
@@ -71,7 +72,7 @@ func rollupsMix(ctx context.Context, t *testing.T, a *app.App, db *storage.DB) {
 		r, err := a.POS.RegisterSaleReturn(ctx, pos.SaleReturnInput{Protocol: "PARTNER_V1", SaleRef: s.ID, Kind: salereturn.KindCancellation,
 			ID: "CAN-" + s.ID, StoreID: s.Edges.Store.Code, PosID: "PDV-1", Date: &at, Reason: "cancelada"})
 		require.NoError(t, err)
-		require.NoError(t, a.POS.ProcessSaleReturn(ctx, app.DemoTenantID, r.ID))
+		require.NoError(t, a.POS.ProcessSaleReturn(ctx, jobs.ProcessSaleReturn{TenantID: app.DemoTenantID, ReturnID: r.ID}))
 	}
 	reds, err := db.Ent.Redemption.Query().Where(redemption.RolledBackAtIsNil()).Order(ent.Asc(redemption.FieldID)).Limit(3).IDs(ctx)
 	require.NoError(t, err)
@@ -81,7 +82,7 @@ func rollupsMix(ctx context.Context, t *testing.T, a *app.App, db *storage.DB) {
 		require.NoError(t, err)
 	}
 	later := app.New(&app.Config{DB: db, Clock: func() time.Time { return a.Now().AddDate(1, 0, 0) }})
-	require.NoError(t, later.Loyalty.ExpirePoints(ctx))
+	require.NoError(t, later.Loyalty.ExpirePoints(ctx, jobs.ExpirePoints{}))
 
 	// A holdout campaign over the last 120 days, created after their sales.
 	from, to := at.AddDate(0, 0, -120), at.AddDate(0, 0, 30)

@@ -11,6 +11,7 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
+	"github.com/fideliza/fideliza/jobs"
 )
 
 // advance moves the clock by minutes to months, or onto a lot's expiry.
@@ -51,7 +52,7 @@ func (m *ledgerModel) advance() {
 func (m *ledgerModel) runExpiry() {
 	now := m.now()
 	m.logf("expiry job")
-	if err := m.app.Loyalty.ExpirePoints(context.Background()); err != nil {
+	if err := m.app.Loyalty.ExpirePoints(context.Background(), jobs.ExpirePoints{}); err != nil {
 		m.fatalf("expiry job: %v", err)
 	}
 	for _, c := range m.customers {
@@ -75,7 +76,7 @@ func (m *ledgerModel) runExpiry() {
 func (m *ledgerModel) runLevels() {
 	now := m.now()
 	m.logf("levels job")
-	if err := m.app.Loyalty.RecomputeLevels(context.Background()); err != nil {
+	if err := m.app.Loyalty.RecomputeLevels(context.Background(), jobs.RecomputeLevels{}); err != nil {
 		m.fatalf("levels job: %v", err)
 	}
 	for _, c := range m.customers {

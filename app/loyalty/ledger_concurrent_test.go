@@ -18,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/pointslot"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/testclock"
@@ -207,7 +208,7 @@ func TestPointsConcurrentExpiryAndDebits(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				jobErrs[i] = (app.New(&app.Config{DB: db, Clock: clock.Now})).Loyalty.ExpirePoints(context.Background())
+				jobErrs[i] = (app.New(&app.Config{DB: db, Clock: clock.Now})).Loyalty.ExpirePoints(context.Background(), jobs.ExpirePoints{})
 			}()
 		}
 		var debitErrs []error

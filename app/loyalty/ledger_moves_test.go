@@ -317,7 +317,7 @@ func (m *ledgerModel) sale(c *modelCustomer) {
 	// Sometimes the job runs twice (a retry after its commit): the sale
 	// counts once.
 	for range 1 + m.rng.IntN(2) {
-		err = worker.ProcessSale(m.app).Work(context.Background(), &river.Job[jobs.ProcessSale]{
+		err = worker.For[jobs.ProcessSale](m.app).Work(context.Background(), &river.Job[jobs.ProcessSale]{
 			JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25}, Args: jobs.ProcessSale{TenantID: c.tenant.id, SaleID: stored.ID}})
 		if err != nil {
 			m.fatalf("process sale: %v", err)
@@ -400,7 +400,7 @@ func (m *ledgerModel) saleReturn(c *modelCustomer) {
 	if err != nil {
 		m.fatalf("register return: %v", err)
 	}
-	err = worker.ProcessSaleReturn(m.app).Work(context.Background(), &river.Job[jobs.ProcessSaleReturn]{
+	err = worker.For[jobs.ProcessSaleReturn](m.app).Work(context.Background(), &river.Job[jobs.ProcessSaleReturn]{
 		JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25}, Args: jobs.ProcessSaleReturn{TenantID: c.tenant.id, ReturnID: ret.ID}})
 	if err != nil {
 		m.fatalf("process return: %v", err)

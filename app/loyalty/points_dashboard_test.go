@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app/loyalty"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/viewer"
@@ -27,7 +28,7 @@ func TestPointsSpentByStoreDay(t *testing.T) {
 			require.NoError(t, err)
 			sl, err := e.sale(s.receipt, s.total, s.points, h.ID)
 			require.NoError(t, err)
-			require.NoError(t, e.app.POS.ProcessSale(sys, e.tenant, sl.ID, false))
+			require.NoError(t, e.app.POS.ProcessSale(sys, jobs.ProcessSale{TenantID: e.tenant, SaleID: sl.ID}))
 		}
 		_, err := e.app.Loyalty.DebitPoints(e.ctx, loyalty.DebitInput{CustomerID: e.customer, Points: 100})
 		require.NoError(t, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/testclock"
@@ -144,7 +145,7 @@ func TestPointsHoldsNeverOverspend(t *testing.T) {
 		sys := viewer.SystemContext(context.Background())
 		for range 2 {
 			for _, id := range paid {
-				require.NoError(t, e.app.POS.ProcessSale(sys, e.tenant, id, false))
+				require.NoError(t, e.app.POS.ProcessSale(sys, jobs.ProcessSale{TenantID: e.tenant, SaleID: id}))
 			}
 		}
 		spent, err := e.app.DB.Ent.PointsEntry.Query().Where(pointsentry.KindEQ(pointsentry.KindDebit),
@@ -188,7 +189,7 @@ func TestPointsHoldLapsesAndReleases(t *testing.T) {
 		_, err = e.hold("c", "10.00")
 		require.NoError(t, err, "the released hold's points are available again")
 		e.clock.Advance(time.Minute) // hold a's grace is over too: the upkeep marks it released
-		require.NoError(t, e.app.Loyalty.ReleasePendingPoints(viewer.SystemContext(context.Background())))
+		require.NoError(t, e.app.Loyalty.ReleasePendingPoints(viewer.SystemContext(context.Background()), jobs.ReleasePendingPoints{}))
 		lapsed, err := e.app.DB.Ent.PointsHold.Get(e.ctx, h.ID)
 		require.NoError(t, err)
 		require.Equal(t, "released", lapsed.Status.String())

@@ -23,6 +23,7 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointslot"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/testclock"
@@ -81,7 +82,7 @@ func (p *programme) points(cust string) [3]int64 {
 
 func (p *programme) release() {
 	p.t.Helper()
-	require.NoError(p.t, p.a.Loyalty.ReleasePendingPoints(context.Background()))
+	require.NoError(p.t, p.a.Loyalty.ReleasePendingPoints(context.Background(), jobs.ReleasePendingPoints{}))
 }
 
 func (p *programme) events(typ string) []*ent.Event {
@@ -189,7 +190,7 @@ func TestLevelDowngradeGrace(t *testing.T) {
 		// leave the window; the grace begins.
 		fell := time.Date(2027, 1, 11, 3, 0, 0, 0, time.UTC)
 		p.clock.Set(fell)
-		require.NoError(t, p.a.Loyalty.RecomputeLevels(context.Background()))
+		require.NoError(t, p.a.Loyalty.RecomputeLevels(context.Background(), jobs.RecomputeLevels{}))
 		for _, id := range []string{ana, bia} {
 			l, grace := level(id)
 			require.Equal(t, customer.LevelSilver, l, "kept in grace")
@@ -216,7 +217,7 @@ func TestLevelDowngradeGrace(t *testing.T) {
 			{time.Date(2027, 2, 10, 3, 0, 0, 0, time.UTC), customer.LevelBronze},
 		} {
 			p.clock.Set(c.at)
-			require.NoError(t, p.a.Loyalty.RecomputeLevels(context.Background()))
+			require.NoError(t, p.a.Loyalty.RecomputeLevels(context.Background(), jobs.RecomputeLevels{}))
 			l, _ := level(ana)
 			require.Equal(t, c.ana, l, "at %s", c.at)
 		}
@@ -352,7 +353,7 @@ func TestPendingPointsConcurrently(t *testing.T) {
 				var err error
 				switch {
 				case i < 2:
-					err = apptest.Process(p.a).Loyalty.ReleasePendingPoints(context.Background())
+					err = apptest.Process(p.a).Loyalty.ReleasePendingPoints(context.Background(), jobs.ReleasePendingPoints{})
 				case i < 17:
 					_, err = p.a.Loyalty.DebitPoints(p.ctx, loyalty.DebitInput{CustomerID: ana, Points: 90, Reason: "troca"})
 					if errCode(err) == "insufficient_points" {

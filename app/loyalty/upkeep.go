@@ -14,6 +14,7 @@ import (
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/viewer"
 )
@@ -24,7 +25,7 @@ const ExpiringNoticeWindow = 30 * 24 * time.Hour
 // ExpirePoints expires the lots whose time has come, one transaction per
 // lot: a crash loses at most the lot in progress, and a rerun skips what is
 // done (an expiration entry per lot is unique).
-func (a *Service) ExpirePoints(ctx context.Context) error {
+func (a *Service) ExpirePoints(ctx context.Context, _ jobs.ExpirePoints) error {
 	if err := Rules.ExpirePoints.Allow(ctx); err != nil {
 		return err
 	}
@@ -47,7 +48,7 @@ func (a *Service) ExpirePoints(ctx context.Context) error {
 // ReleasePendingPoints makes spendable the lots whose pending period is
 // over, one transaction per lot, as ExpirePoints does; and marks released
 // the points holds that lapsed (their points count as available already).
-func (a *Service) ReleasePendingPoints(ctx context.Context) error {
+func (a *Service) ReleasePendingPoints(ctx context.Context, _ jobs.ReleasePendingPoints) error {
 	if err := Rules.ReleasePendingPoints.Allow(ctx); err != nil {
 		return err
 	}
@@ -85,7 +86,7 @@ func (a *Service) eachLot(ctx context.Context, lots []*ent.PointsLot, doing stri
 
 // NotifyExpiringPoints records a points.expiring event, once per lot, for
 // lots that expire within ExpiringNoticeWindow.
-func (a *Service) NotifyExpiringPoints(ctx context.Context) error {
+func (a *Service) NotifyExpiringPoints(ctx context.Context, _ jobs.NotifyExpiringPoints) error {
 	if err := Rules.NotifyExpiringPoints.Allow(ctx); err != nil {
 		return err
 	}
@@ -127,7 +128,7 @@ func (a *Service) NotifyExpiringPoints(ctx context.Context) error {
 // RecomputeLevels lowers the levels that points leaving the trailing
 // 12-month window no longer hold. Credits and expirations update levels in
 // their own transactions; only time passing needs this.
-func (a *Service) RecomputeLevels(ctx context.Context) error {
+func (a *Service) RecomputeLevels(ctx context.Context, _ jobs.RecomputeLevels) error {
 	if err := Rules.RecomputeLevels.Allow(ctx); err != nil {
 		return err
 	}
@@ -179,10 +180,11 @@ func (a *Service) RecomputeLevels(ctx context.Context) error {
 // CreditCashback credits the cashback of a redemption to the customer's
 // points, at the tenant's earning rate, and counts the points it credited.
 // The ledger credits a redemption once, so a rerun credits nothing more.
-func (a *Service) CreditCashback(ctx context.Context, tenantID, redemptionID string) error {
+func (a *Service) CreditCashback(ctx context.Context, args jobs.CreditCashback) error {
 	if err := Rules.CreditCashback.Allow(ctx); err != nil {
 		return err
 	}
+	tenantID, redemptionID := args.TenantID, args.RedemptionID
 	ctx = viewer.TenantContext(ctx, tenantID)
 	var credited int64
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {

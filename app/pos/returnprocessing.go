@@ -26,6 +26,7 @@ import (
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salereturn"
 	"github.com/fideliza/fideliza/ent/schema"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/viewer"
 )
@@ -36,17 +37,17 @@ type returnsProcessed struct {
 	pointsReversed int64                   // points taken back
 }
 
-// ProcessSaleReturn applies a return of tenantID (processSaleReturn) in a
-// transaction of its own: a run killed midway leaves nothing, and the retry
-// applies the return once. Once committed it counts what it did.
-func (a *Service) ProcessSaleReturn(ctx context.Context, tenantID, returnID string) error {
+// ProcessSaleReturn works the job queued with a return (processSaleReturn)
+// in a transaction of its own: a run killed midway leaves nothing, and the
+// retry applies the return once. Once committed it counts what it did.
+func (a *Service) ProcessSaleReturn(ctx context.Context, args jobs.ProcessSaleReturn) error {
 	if err := Rules.ProcessSaleReturn.Allow(ctx); err != nil {
 		return err
 	}
-	ctx = schema.RememberVisible(viewer.TenantContext(ctx, tenantID))
+	ctx = schema.RememberVisible(viewer.TenantContext(ctx, args.TenantID))
 	var done *returnsProcessed
 	err := a.DB.InTx(ctx, func(tx storage.Tx) (err error) {
-		done, err = a.processSaleReturn(ctx, tx, returnID)
+		done, err = a.processSaleReturn(ctx, tx, args.ReturnID)
 		return err
 	})
 	if err != nil || done == nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/viewer"
@@ -79,10 +80,11 @@ func TestSaleProcessingInGroups(t *testing.T) {
 			errs = map[string]error{}
 			start := make(chan struct{})
 			var wg sync.WaitGroup
+			last := jobs.WithAttempt(sys, jobs.Attempt{N: 1, Max: 1}) // a failure is final
 			for _, id := range ids {
 				wg.Go(func() {
 					<-start
-					err := a.POS.ProcessSale(sys, env.TenantID, id, true)
+					err := a.POS.ProcessSale(last, jobs.ProcessSale{TenantID: env.TenantID, SaleID: id})
 					mu.Lock()
 					errs[id] = err
 					mu.Unlock()

@@ -26,6 +26,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/segment"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/viewer"
 )
@@ -51,18 +52,18 @@ func (p *processedSale) add(q *processedSale) {
 // attempt.
 const failWriteTimeout = 10 * time.Second
 
-// ProcessSale processes a registered sale of tenantID (the job queued when
-// it was registered): with the other sales of the tenant whose jobs are
-// being worked at the same moment, in one transaction (processSaleGroup).
-// After the last attempt (lastAttempt) a failure leaves the sale FAILED
-// with the reason.
-func (a *Service) ProcessSale(ctx context.Context, tenantID, saleID string, lastAttempt bool) error {
+// ProcessSale works the job queued when a sale was registered: with the
+// other sales of the tenant whose jobs are being worked at the same moment,
+// in one transaction (processSaleGroup). After the job's last attempt
+// (jobs.AttemptOf) a failure leaves the sale FAILED with the reason.
+func (a *Service) ProcessSale(ctx context.Context, args jobs.ProcessSale) error {
 	if err := Rules.ProcessSale.Allow(ctx); err != nil {
 		return err
 	}
+	tenantID, saleID := args.TenantID, args.SaleID
 	ctx = viewer.TenantContext(ctx, tenantID)
 	err := a.processInGroup(ctx, tenantID, saleID)
-	if err == nil || !lastAttempt {
+	if err == nil || !jobs.AttemptOf(ctx).Last() {
 		return err
 	}
 	// The attempt's context may be what failed (River cancels it after the

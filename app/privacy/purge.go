@@ -17,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/ent/validationtoken"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/viewer"
 )
@@ -33,7 +34,7 @@ const (
 // tokens expired an hour ago that no redemption refers to, the change
 // feed's records past kernel.ChangesKept, and customer imports past their
 // keep.
-func (a *Service) PurgeExpired(ctx context.Context) error {
+func (a *Service) PurgeExpired(ctx context.Context, _ jobs.PurgeExpired) error {
 	if err := Rules.PurgeExpired.Allow(ctx); err != nil {
 		return err
 	}

@@ -23,22 +23,35 @@ import (
 	"github.com/fideliza/fideliza/viewer"
 )
 
-// DispatchBatch bounds the events one dispatch hands to delivery.
-const DispatchBatch = 500
+// dispatchBatch bounds the events one transaction of DispatchEvents hands
+// to delivery.
+const dispatchBatch = 500
 
 // ErrDeliveryRetry says a webhook attempt failed and another one is due.
 var ErrDeliveryRetry = errors.New("delivery attempt failed")
 
-// DispatchEvents hands up to DispatchBatch undispatched events to delivery
-// in one transaction: the deliveries, their jobs and the events' published_at
-// commit together, and the unique (endpoint, event) index keeps a second
-// dispatcher from delivering an event twice. An endpoint receives only the
-// events created after it. It returns how many events it handed over.
-func (a *Service) DispatchEvents(ctx context.Context) (int, error) {
+// DispatchEvents hands the outbox's undispatched events to delivery, a
+// batch (dispatchEventBatch) at a time, until none is left.
+func (a *Service) DispatchEvents(ctx context.Context, _ jobs.DispatchEvents) error {
 	if err := Rules.DispatchEvents.Allow(ctx); err != nil {
-		return 0, err
+		return err
 	}
 	ctx = viewer.SystemContext(ctx)
+	for {
+		n, err := a.dispatchEventBatch(ctx)
+		if err != nil || n < dispatchBatch {
+			return err
+		}
+	}
+}
+
+// dispatchEventBatch hands up to dispatchBatch undispatched events to
+// delivery in one transaction: the deliveries, their jobs and the events'
+// published_at commit together, and the unique (endpoint, event) index
+// keeps a second dispatcher from delivering an event twice. An endpoint
+// receives only the events created after it. It returns how many events it
+// handed over.
+func (a *Service) dispatchEventBatch(ctx context.Context) (int, error) {
 	rc, err := a.Jobs()
 	if err != nil {
 		return 0, err
@@ -47,7 +60,7 @@ func (a *Service) DispatchEvents(ctx context.Context) (int, error) {
 	var n int
 	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
 		n = 0 // a run again after a conflict counts afresh
-		q := tx.Ent.Event.Query().Where(event.PublishedAtIsNil()).Order(ent.Asc(event.FieldID)).Limit(DispatchBatch)
+		q := tx.Ent.Event.Query().Where(event.PublishedAtIsNil()).Order(ent.Asc(event.FieldID)).Limit(dispatchBatch)
 		if a.DB.Dialect == dialect.Postgres {
 			// Concurrent dispatchers take different events instead of
 			// colliding on the deliveries' unique index.
@@ -79,7 +92,7 @@ func (a *Service) DispatchEvents(ctx context.Context) (int, error) {
 				if err != nil {
 					return err
 				}
-				job := jobs.Delivery(d.ID)
+				job := jobs.Delivery(d.TenantID, d.ID)
 				job.InsertOpts.Metadata = tracing.JobMetadataOf(e.TraceParent) // in the trace of the event's change
 				deliveries = append(deliveries, job)
 			}
@@ -94,17 +107,25 @@ func (a *Service) DispatchEvents(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// DeliverWebhook makes attempt n of a delivery and records it; final says
-// it is the last. A delivery no longer pending (a duplicate job, a
-// redelivery that already ran) is left alone; an inactive or deleted
-// endpoint fails it at once. A failed attempt that is not the last answers
-// an error wrapping ErrDeliveryRetry.
-func (a *Service) DeliverWebhook(ctx context.Context, deliveryID string, n int, final bool) error {
+// DeliverWebhook makes an attempt of a delivery (jobs.AttemptOf) and
+// records it, for good after the job's last. A delivery no longer pending
+// (a duplicate job, a redelivery that already ran) is left alone; an
+// inactive or deleted endpoint fails it at once. A failed attempt that is
+// not the last answers an error wrapping ErrDeliveryRetry.
+func (a *Service) DeliverWebhook(ctx context.Context, args jobs.DeliverWebhook) error {
 	if err := Rules.DeliverWebhook.Allow(ctx); err != nil {
 		return err
 	}
-	ctx = viewer.SystemContext(ctx)
-	d, err := a.DB.Ent.WebhookDelivery.Query().Where(webhookdelivery.ID(deliveryID)).
+	attempt := jobs.AttemptOf(ctx)
+	n, final := attempt.N, attempt.Last()
+	if args.TenantID != "" {
+		ctx = viewer.TenantContext(ctx, args.TenantID)
+	} else {
+		// A job queued before its arguments carried the tenant: the
+		// delivery's row, read across tenants, names it.
+		ctx = viewer.SystemContext(ctx)
+	}
+	d, err := a.DB.Ent.WebhookDelivery.Query().Where(webhookdelivery.ID(args.DeliveryID)).
 		WithEndpoint().WithEvent().Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil // its endpoint or event was deleted, and the delivery with it

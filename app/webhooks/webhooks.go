@@ -275,7 +275,7 @@ func (a *Service) RedeliverWebhook(ctx context.Context, endpointID, deliveryID s
 		if err != nil {
 			return err
 		}
-		_, err = rc.InsertManyTx(ctx, tx.SQL, []river.InsertManyParams{jobs.Delivery(d.ID)})
+		_, err = rc.InsertManyTx(ctx, tx.SQL, []river.InsertManyParams{jobs.Delivery(d.TenantID, d.ID)})
 		return err
 	})
 	return d, err

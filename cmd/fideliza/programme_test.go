@@ -14,6 +14,7 @@ import (
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/points"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/testclock"
 	"github.com/fideliza/fideliza/viewer"
@@ -69,7 +70,7 @@ func TestProgrammeSettingsFromTheCLI(t *testing.T) {
 			require.Equal(t, c.want, out["points_spend"].(map[string]any)["max_share_by_level"], c.arg)
 		}
 		require.Equal(t, points.Silver, level(), "a level moves at its next computation, not at the change")
-		require.NoError(t, a.Loyalty.RecomputeLevels(context.Background()))
+		require.NoError(t, a.Loyalty.RecomputeLevels(context.Background(), jobs.RecomputeLevels{}))
 		require.Equal(t, points.Bronze, level(), "1500 points no longer reach silver at 2000")
 
 		clock.Advance(time.Hour)

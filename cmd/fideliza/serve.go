@@ -18,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/webhook"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/metrics"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/rest"
@@ -318,7 +319,7 @@ func workerHandler(reg *metrics.Registry, log *slog.Logger) http.Handler {
 // filters, which read the stored status, would find a campaign that ended
 // while no process ran among the active ones.
 func storeCampaignStatuses(ctx context.Context, a *app.App) error {
-	if err := a.Campaigns.RunCampaignLifecycle(ctx); err != nil {
+	if err := a.Campaigns.RunCampaignLifecycle(ctx, jobs.CampaignLifecycle{}); err != nil {
 		return fmt.Errorf("bringing campaign statuses up to date: %w", err)
 	}
 	return nil
