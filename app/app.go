@@ -19,6 +19,7 @@ import (
 	"github.com/fideliza/fideliza/app/nodes"
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/app/privacy"
+	"github.com/fideliza/fideliza/app/scoring"
 	"github.com/fideliza/fideliza/app/webhooks"
 
 	"github.com/fideliza/fideliza/storage"
@@ -34,6 +35,7 @@ type App struct {
 	*kernel.Kernel
 
 	Insights   *insights.Service
+	Scoring    *scoring.Service
 	Audiences  *audiences.Service
 	Backoffice *backoffice.Service
 	Privacy    *privacy.Service
@@ -62,8 +64,9 @@ func (a *App) WithHistory(h HistoryFunc) *App {
 func New(k *Config) *App {
 	a := &App{Kernel: k, Audiences: &audiences.Service{Kernel: k}, Webhooks: &webhooks.Service{Kernel: k},
 		Backoffice: &backoffice.Service{Kernel: k}, Privacy: &privacy.Service{Kernel: k}, Campaigns: &campaigns.Service{Kernel: k}}
-	a.Insights = &insights.Service{Kernel: k, Audiences: a.Audiences}
-	a.Customers = &customers.Service{Kernel: k, Insights: a.Insights, Audiences: a.Audiences}
+	a.Scoring = &scoring.Service{Kernel: k, Audiences: a.Audiences}
+	a.Insights = &insights.Service{Kernel: k, Scoring: a.Scoring}
+	a.Customers = &customers.Service{Kernel: k, Scoring: a.Scoring, Audiences: a.Audiences}
 	a.Loyalty = &loyalty.Service{Kernel: k, Campaigns: a.Campaigns, Audiences: a.Audiences}
 	a.Checkout = &checkout.Service{Kernel: k, Campaigns: a.Campaigns, Loyalty: a.Loyalty}
 	a.POS = &pos.Service{Kernel: k, Checkout: a.Checkout, Campaigns: a.Campaigns, Loyalty: a.Loyalty, Audiences: a.Audiences}

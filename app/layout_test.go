@@ -3,6 +3,7 @@ package app_test
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
@@ -63,43 +64,103 @@ func TestLayout(t *testing.T) {
 var contextsBelow = map[string][]string{
 	"kernel":     {},
 	"audiences":  {},
-	"insights":   {"audiences"},
+	"scoring":    {"audiences"},
 	"webhooks":   {},
 	"backoffice": {},
-	"customers":  {"insights", "audiences"},
+	"customers":  {"scoring", "audiences"},
 	"privacy":    {"customers"},
-	"campaigns":  {"insights"},
+	"campaigns":  {"scoring"},
 	"loyalty":    {"campaigns", "audiences"},
 	"checkout":   {"campaigns", "loyalty"},
 	"pos":        {"checkout", "campaigns", "loyalty", "customers", "audiences"},
-	"nodes":      {"backoffice", "campaigns", "checkout", "customers", "insights", "loyalty", "pos", "webhooks"},
+	"nodes":      {"backoffice", "campaigns", "checkout", "customers", "loyalty", "pos", "scoring", "webhooks"},
+	"insights":   {"scoring"},
 }
+
+// topFloor are the contexts no context may import: reporting reads the
+// contexts it reports on, so none of them may wait on it (a customer's
+// predictive segment is scoring's, below customers and campaigns, not the
+// dashboards').
+var topFloor = []string{"insights"}
 
 func checkContexts(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"app/...").Output()
 	require.NoError(t, err)
+	listed, wrong := contextImports(string(out), contextsBelow)
+	require.Empty(t, wrong)
+	require.Equal(t, len(contextsBelow), listed, "every context was listed")
+}
+
+// TestContextFloors: the context map keeps reporting on the top floor, and
+// the check of the imports fails on a context importing one above it or
+// a transport, and on a context missing from the map.
+func TestContextFloors(t *testing.T) {
+	for ctx, below := range contextsBelow {
+		for _, top := range topFloor {
+			require.NotContains(t, below, top, "app/%s may not import app/%s: it is on the top floor", ctx, top)
+		}
+	}
+	line := func(ctx string, imports ...string) string {
+		for i, imp := range imports {
+			imports[i] = module + imp
+		}
+		return strings.Join(append([]string{module + "app/" + ctx}, imports...), " ") + "\n"
+	}
+	for _, tc := range []struct {
+		name, listing string
+		wrong         []string
+	}{
+		{"as mapped", line("customers", "app/kernel", "app/scoring", "ent") + line("insights", "app/scoring") +
+			line("apptest", "app/insights", "app/pos"), nil},
+		{"customers reads reporting", line("customers", "app/kernel", "app/insights"),
+			[]string{"app/customers imports app/insights, not below it"}},
+		{"campaigns reads reporting", line("campaigns", "app/insights"),
+			[]string{"app/campaigns imports app/insights, not below it"}},
+		{"scoring reads customers", line("scoring", "app/audiences", "app/customers"),
+			[]string{"app/scoring imports app/customers, not below it"}},
+		{"a transport", line("scoring", "rest"), []string{"app/scoring imports the transport " + module + "rest"}},
+		{"not in the map", line("reports"), []string{"app/reports is not in the context map (contextsBelow)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, wrong := contextImports(tc.listing, contextsBelow)
+			require.Equal(t, tc.wrong, wrong)
+		})
+	}
+}
+
+// contextImports reads listing, lines of a package of the module and the
+// packages it imports, and returns how many contexts of the application
+// it lists and what in them is out of place: a context missing from below,
+// an import of a context not below it, an import of a transport.
+func contextImports(listing string, below map[string][]string) (listed int, wrong []string) {
 	transports := []string{"rest", "graph", "panel", "worker", "cmd"}
-	listed := 0
-	for sc := bufio.NewScanner(bytes.NewReader(out)); sc.Scan(); {
+	for sc := bufio.NewScanner(strings.NewReader(listing)); sc.Scan(); {
 		fields := strings.Fields(sc.Text())
 		ctx, ok := strings.CutPrefix(fields[0], module+"app/")
 		if !ok || ctx == "apptest" { // the tests' fixture over the whole application, no context
 			continue
 		}
-		below, known := contextsBelow[ctx]
-		require.True(t, known, "app/%s is not in the context map (contextsBelow)", ctx)
+		mayImport, known := below[ctx]
+		if !known {
+			wrong = append(wrong, fmt.Sprintf("app/%s is not in the context map (contextsBelow)", ctx))
+			continue
+		}
 		listed++
 		for _, imp := range fields[1:] {
 			for _, tr := range transports {
-				require.False(t, imp == module+tr || strings.HasPrefix(imp, module+tr+"/"), "app/%s imports the transport %s", ctx, imp)
+				if imp == module+tr || strings.HasPrefix(imp, module+tr+"/") {
+					wrong = append(wrong, fmt.Sprintf("app/%s imports the transport %s", ctx, imp))
+				}
 			}
 			dep, inApp := strings.CutPrefix(imp, module+"app")
 			if !inApp {
 				continue
 			}
 			dep = strings.TrimPrefix(dep, "/")
-			require.True(t, dep == "kernel" || slices.Contains(below, dep), "app/%s imports app/%s, not below it", ctx, dep)
+			if dep != "kernel" && !slices.Contains(mayImport, dep) {
+				wrong = append(wrong, fmt.Sprintf("app/%s imports app/%s, not below it", ctx, dep))
+			}
 		}
 	}
-	require.Equal(t, len(contextsBelow), listed, "every context was listed")
+	return listed, wrong
 }

@@ -266,10 +266,10 @@ func play(ctx context.Context, a *app.App, tenantID string, end time.Time, size 
 	if err := y.Loyalty.RecomputeLevels(ctx, jobs.RecomputeLevels{}); err != nil {
 		return err
 	}
-	if _, err := y.Insights.FitChurnModel(tctx, end); err != nil {
+	if _, err := y.Scoring.FitChurnModel(tctx, end); err != nil {
 		return err
 	}
-	if _, err = y.Insights.ScoreCustomers(tctx, end); err != nil {
+	if _, err = y.Scoring.ScoreCustomers(tctx, end); err != nil {
 		return err
 	}
 	// An audience, kept by its rule from now on: regulars drifting away.

@@ -13,7 +13,7 @@ import (
 
 // RefreshChurnScores is the resolver for the refreshChurnScores field.
 func (r *mutationResolver) RefreshChurnScores(ctx context.Context) (*generated.ChurnScoresRefresh, error) {
-	queued, err := r.app.Insights.RefreshChurnScores(ctx)
+	queued, err := r.app.Scoring.RefreshChurnScores(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -22,7 +22,7 @@ func (r *mutationResolver) RefreshChurnScores(ctx context.Context) (*generated.C
 
 // PredictiveSegments is the resolver for the predictiveSegments field.
 func (r *queryResolver) PredictiveSegments(ctx context.Context) ([]*generated.PredictiveSegmentCount, error) {
-	segs, _, err := r.app.Insights.PredictiveSegments(ctx)
+	segs, _, err := r.app.Scoring.PredictiveSegments(ctx)
 	if err != nil {
 		return nil, err
 	}

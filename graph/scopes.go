@@ -24,6 +24,7 @@ import (
 	"github.com/fideliza/fideliza/app/nodes"
 	"github.com/fideliza/fideliza/app/pos"
 	privacyctx "github.com/fideliza/fideliza/app/privacy"
+	"github.com/fideliza/fideliza/app/scoring"
 	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
@@ -47,7 +48,7 @@ var RootFieldScopes = map[string]string{
 	"Query.segments":           customers.Rules.SegmentConnection.Scope(),
 	"Query.campaigns":          campaigns.Rules.CampaignConnection.Scope(),
 
-	"Query.predictiveSegments":   insights.Rules.PredictiveSegments.Scope(),
+	"Query.predictiveSegments":   scoring.Rules.PredictiveSegments.Scope(),
 	"Query.previewAudience":      audiences.Rules.PreviewAudience.Scope(),
 	"Query.pointsLiability":      loyalty.Rules.PointsLiability.Scope(),
 	"Query.pointsLiabilityByDay": insights.Rules.PointsLiabilityByDay.Scope(),
@@ -94,7 +95,7 @@ var RootFieldScopes = map[string]string{
 	"Mutation.addSegmentCustomers":    customers.Rules.AddSegmentCustomers.Scope(),
 	"Mutation.removeSegmentCustomers": customers.Rules.RemoveSegmentCustomers.Scope(),
 	"Mutation.importSegmentCustomers": customers.Rules.ImportSegmentCPFs.Scope(),
-	"Mutation.refreshChurnScores":     insights.Rules.RefreshChurnScores.Scope(),
+	"Mutation.refreshChurnScores":     scoring.Rules.RefreshChurnScores.Scope(),
 
 	"Query.webhookEndpoints":         webhooks.Rules.WebhookEndpointConnection.Scope(),
 	"Query.webhookDeliveries":        webhooks.Rules.WebhookDeliveryConnection.Scope(),

@@ -10,11 +10,11 @@ import (
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/customers"
-	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/app/privacy"
+	"github.com/fideliza/fideliza/app/scoring"
 	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/auth"
 
@@ -79,8 +79,8 @@ func (s *server) bearerRoutes() []route {
 
 		{"GET", "/graphql", "", s.graphql},
 		{"POST", "/graphql", "", s.graphql},
-		{"GET", "/v2/customers/{id}/churn", insights.Rules.CustomerChurn.Scope(), handle(v1, http.StatusOK, pathID, s.app.Insights.CustomerChurn, renderChurn)},
-		{"GET", "/v2/segments/predictive", insights.Rules.PredictiveSegments.Scope(), handle(v1, http.StatusOK, noRequest, s.predictiveSegments, same[predictiveJSON])},
+		{"GET", "/v2/customers/{id}/churn", scoring.Rules.CustomerChurn.Scope(), handle(v1, http.StatusOK, pathID, s.app.Scoring.CustomerChurn, renderChurn)},
+		{"GET", "/v2/segments/predictive", scoring.Rules.PredictiveSegments.Scope(), handle(v1, http.StatusOK, noRequest, s.predictiveSegments, same[predictiveJSON])},
 		{"GET", "/v2/segments/predictive/{key}/customers", customers.Rules.ListCustomers.Scope(), handle(v1, http.StatusOK, readPredictivePage, pagedOp(s.app.Customers.ListCustomers), customerPage)},
 	}, s.pointsRoutes(""), s.pointsRoutes("/v1"))
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/fideliza/fideliza/app/insights"
+	"github.com/fideliza/fideliza/app/scoring"
 	"github.com/fideliza/fideliza/ent/customerscore"
 )
 
@@ -24,7 +24,7 @@ type churnJSON struct {
 	Risk                 customerscore.Risk `json:"risk"`
 }
 
-func renderChurn(sc *insights.ChurnScore) churnJSON {
+func renderChurn(sc *scoring.ChurnScore) churnJSON {
 	out := churnJSON{
 		CustomerID: sc.CustomerID, Risk: sc.Risk, PAlive: sc.PAlive, ExpectedPurchases90d: sc.ExpectedPurchases90d,
 		RecencyDays: sc.RecencyDays, Frequency: sc.Frequency, MonetaryValue: decimalJSON(&sc.MonetaryValue),
@@ -74,7 +74,7 @@ type churnParameterJSON struct {
 
 // predictiveSegments reads the predictive segments and renders them.
 func (s *server) predictiveSegments(ctx context.Context, _ struct{}) (predictiveJSON, error) {
-	segs, m, err := s.app.Insights.PredictiveSegments(ctx)
+	segs, m, err := s.app.Scoring.PredictiveSegments(ctx)
 	if err != nil {
 		return predictiveJSON{}, err
 	}

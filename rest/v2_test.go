@@ -91,7 +91,7 @@ func TestV2Predictive(t *testing.T) {
 			}
 		}
 		clock.Set(start.AddDate(1, 0, 0))
-		n, err := e.app.Insights.ScoreCustomers(ctx, clock.Now())
+		n, err := e.app.Scoring.ScoreCustomers(ctx, clock.Now())
 		require.NoError(t, err)
 		require.Equal(t, 31, n)
 
@@ -215,7 +215,7 @@ func TestPredictiveOverGraphQL(t *testing.T) {
 		c, err := e.app.Customers.CreateCustomer(ctx, customers.CustomerInput{Name: opt.Of("Ana"), Email: opt.Of("ana@example.com"),
 			CPF: opt.Of(cpfCheck("318000000"))})
 		require.NoError(t, err)
-		_, err = e.app.Insights.ScoreCustomers(ctx, time.Now())
+		_, err = e.app.Scoring.ScoreCustomers(ctx, time.Now())
 		require.NoError(t, err)
 		body, err := json.Marshal(map[string]any{"query": `query($id: ID!) {
 			predictiveSegments { key customers pAliveBelow }

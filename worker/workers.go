@@ -54,7 +54,7 @@ func table(a *app.App) []registration {
 			nextRetry: func(n int) time.Time { return a.Now().Add(jobs.RetryAfter(n)) }}),
 		job(a.Webhooks.DispatchEvents, long),
 		job(a.Customers.RunCustomerImport, long),
-		job(a.Insights.RunCustomerScoring, long),
+		job(a.Scoring.RunCustomerScoring, long),
 		job(a.Loyalty.ExpirePoints, long),
 		job(a.Loyalty.ReleasePendingPoints, long),
 		job(a.Loyalty.NotifyExpiringPoints, long),

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/scoring"
 	"github.com/fideliza/fideliza/storage"
 
 	"entgo.io/contrib/entgql"
@@ -211,8 +211,8 @@ func (a *Service) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Ca
 	}
 	if in.PredictiveSegment != nil {
 		switch {
-		case !slices.Contains(insights.PredictiveSegmentKeys, *in.PredictiveSegment):
-			return nil, apperr.Invalid("predictive_segment", "must be one of %s", strings.Join(insights.PredictiveSegmentKeys, ", "))
+		case !slices.Contains(scoring.PredictiveSegmentKeys, *in.PredictiveSegment):
+			return nil, apperr.Invalid("predictive_segment", "must be one of %s", strings.Join(scoring.PredictiveSegmentKeys, ", "))
 		case in.SegmentID != nil:
 			return nil, apperr.Invalid("predictive_segment", "a campaign targets a segment or a predictive segment, not both")
 		}

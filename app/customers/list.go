@@ -174,7 +174,7 @@ func (a *Service) ListCustomers(ctx context.Context, f CustomerFilter, after *en
 		filters = append(filters, customer.CreatedAtGT(f.CreatedAfter.UTC()))
 	}
 	if f.Predictive != "" {
-		members, err := a.Insights.PredictiveMembers(ctx, f.Predictive)
+		members, err := a.Scoring.PredictiveMembers(ctx, f.Predictive)
 		if err != nil {
 			return nil, err
 		}

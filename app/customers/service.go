@@ -6,15 +6,15 @@ import (
 	"sync"
 
 	"github.com/fideliza/fideliza/app/audiences"
-	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/scoring"
 	"github.com/fideliza/fideliza/ratelimit"
 )
 
 // Service owns the operations of the customers context.
 type Service struct {
 	*kernel.Kernel
-	Insights  *insights.Service
+	Scoring   *scoring.Service
 	Audiences *audiences.Service
 
 	lookupsOnce sync.Once

@@ -75,7 +75,7 @@ func (a *Service) liftTargets(ctx context.Context, c *ent.Campaign) ([]string, e
 	case c.SegmentID != nil:
 		q.Where(customer.HasSegmentsWith(segment.ID(*c.SegmentID)))
 	case c.PredictiveSegment != nil:
-		members, err := a.PredictiveMembers(ctx, string(*c.PredictiveSegment))
+		members, err := a.Scoring.PredictiveMembers(ctx, string(*c.PredictiveSegment))
 		if err != nil {
 			return nil, err
 		}

@@ -4,22 +4,15 @@ import "github.com/fideliza/fideliza/app/kernel"
 
 // Rules says who may call each operation of the insights context.
 var Rules = kernel.NamedRules(struct {
-	CustomerChurn, PredictiveSegments, RefreshChurnScores, ActiveCustomers, CampaignsPerformance           kernel.Rule
-	CampaignLift, SalesByStoreDay, PointsLiabilityByDay, FitChurnModel, RunCustomerScoring, ScoreCustomers kernel.Rule
-	PredictiveMembers, RebuildRollups, PointsSpentByStoreDay, TopCustomers                                 kernel.Rule
+	ActiveCustomers, CampaignsPerformance, CampaignLift, SalesByStoreDay kernel.Rule
+	PointsLiabilityByDay, RebuildRollups                                 kernel.Rule
+	PointsSpentByStoreDay, TopCustomers                                  kernel.Rule
 }{
-	CustomerChurn:        kernel.Scope("customers:read"),
-	PredictiveSegments:   kernel.Scope("customers:read"),
-	RefreshChurnScores:   kernel.Scope("customers:write"),
 	ActiveCustomers:      kernel.Scope("customers:read"),
 	CampaignsPerformance: kernel.Scope("campaigns:read"),
 	CampaignLift:         kernel.Scope("campaigns:read"),
 	SalesByStoreDay:      kernel.Scope(kernel.ScopeBackoffice),
 	PointsLiabilityByDay: kernel.Scope("loyalty:read"),
-	FitChurnModel:        kernel.System,
-	RunCustomerScoring:   kernel.System,
-	ScoreCustomers:       kernel.System,
-	PredictiveMembers:    kernel.Internal,
 	RebuildRollups:       kernel.System,
 
 	// Issue 36: points spent as money, per store and day.

@@ -1,16 +1,18 @@
-// Package insights is the insights context: dashboards, the churn model and
-// its scores, the predictive segments (/v2).
+// Package insights is the reporting context: the dashboards and their
+// rollups, the campaigns' performance and lift, points spent and the top
+// customers. It sits on the top floor: it reads the contexts it reports
+// on, and none of them reads it.
 package insights
 
 import (
-	"github.com/fideliza/fideliza/app/audiences"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/scoring"
 )
 
 // Service owns the operations of the insights context.
 type Service struct {
 	*kernel.Kernel
-	// Audiences are recomputed once a tenant is scored: churn risk and the
-	// probability alive are facts their rules may name.
-	Audiences *audiences.Service
+	// Scoring gives a campaign's predictive segment its members, the
+	// audience its lift compares.
+	Scoring *scoring.Service
 }

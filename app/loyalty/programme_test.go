@@ -308,7 +308,7 @@ func TestChurnRefitInterval(t *testing.T) {
 				require.NoError(t, err)
 			}
 			p.clock.Set(c.at)
-			n, err := p.a.Insights.ScoreCustomers(p.ctx, c.at)
+			n, err := p.a.Scoring.ScoreCustomers(p.ctx, c.at)
 			require.NoError(t, err)
 			require.Equal(t, 30, n)
 			models, err := db.Ent.ChurnModel.Query().Count(p.ctx)

@@ -5,10 +5,10 @@ import (
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/customers"
-	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/app/pos"
+	"github.com/fideliza/fideliza/app/scoring"
 	"github.com/fideliza/fideliza/app/webhooks"
 )
 
@@ -44,7 +44,7 @@ var TypeRules = map[string]kernel.Rule{
 	"SaleItem":      pos.Rules.SaleConnection,
 	"SalePayment":   pos.Rules.SaleConnection,
 	"SaleReturn":    pos.Rules.SaleConnection,
-	"CustomerScore": insights.Rules.CustomerChurn,
+	"CustomerScore": scoring.Rules.CustomerChurn,
 	"Event":         webhooks.Rules.EventConnection,
 
 	"WebhookEndpoint": webhooks.Rules.WebhookEndpointConnection,

@@ -1,4 +1,4 @@
-package insights_test
+package scoring_test
 
 import (
 	"runtime"
@@ -17,7 +17,7 @@ import (
 // not measured). It reports a fit alone, the daily scoring (the model is
 // fresh), the weekly one (the model is refitted first), and the peak heap.
 //
-//	FIDELIZA_BENCH_CUSTOMERS=1000000 go test ./app/insights -run '^$' -bench ScoreCustomers -benchtime 1x -timeout 60m
+//	FIDELIZA_BENCH_CUSTOMERS=1000000 go test ./app/scoring -run '^$' -bench ScoreCustomers -benchtime 1x -timeout 60m
 func BenchmarkScoreCustomers(b *testing.B) {
 	a, ctx, asOf := apptest.BenchTenant(b, "sqlite3", apptest.BenchCustomers(b))
 	n := apptest.BenchCustomers(b)
@@ -40,16 +40,16 @@ func BenchmarkScoreCustomers(b *testing.B) {
 			}
 		}()
 		begun := time.Now()
-		_, err := a.Insights.FitChurnModel(ctx, asOf)
+		_, err := a.Scoring.FitChurnModel(ctx, asOf)
 		require.NoError(b, err)
 		b.ReportMetric(time.Since(begun).Seconds(), "s/fit")
 		begun = time.Now()
-		scored, err := a.Insights.ScoreCustomers(ctx, asOf) // the model is fresh: the daily run
+		scored, err := a.Scoring.ScoreCustomers(ctx, asOf) // the model is fresh: the daily run
 		require.NoError(b, err)
 		require.Equal(b, n, scored)
 		b.ReportMetric(time.Since(begun).Seconds(), "s/scoring")
 		begun = time.Now()
-		scored, err = a.Insights.ScoreCustomers(ctx, asOf.AddDate(0, 0, 7)) // the weekly run: refit, then score
+		scored, err = a.Scoring.ScoreCustomers(ctx, asOf.AddDate(0, 0, 7)) // the weekly run: refit, then score
 		close(stop)
 		require.NoError(b, err)
 		require.Equal(b, n, scored)

@@ -1,4 +1,4 @@
-package insights_test
+package scoring_test
 
 import (
 	"bufio"
@@ -141,7 +141,7 @@ func TestChurnModelFromSales(t *testing.T) {
 		}
 		t.Logf("%d sales registered and processed in %v", len(purchases), time.Since(started).Round(time.Millisecond))
 
-		m, err := a.Insights.FitChurnModel(ctx, calibrationEnd)
+		m, err := a.Scoring.FitChurnModel(ctx, calibrationEnd)
 		require.NoError(t, err)
 		t.Logf("r=%.4f α=%.4f a=%.4f b=%.4f LL=%.2f over %d customers", m.R, m.Alpha, m.A, m.B, m.LogLikelihood, m.Customers)
 		require.Equal(t, 2357, m.Customers)
@@ -158,7 +158,7 @@ func TestChurnModelFromSales(t *testing.T) {
 		atRisk := `churn_risk == "high"`
 		audience, err := a.Customers.CreateSegment(ctx, customers.SegmentInput{Name: opt.Of("Em risco").Ptr(), Rule: &atRisk})
 		require.NoError(t, err)
-		n, err := a.Insights.ScoreCustomers(ctx, calibrationEnd)
+		n, err := a.Scoring.ScoreCustomers(ctx, calibrationEnd)
 		require.NoError(t, err)
 		require.Equal(t, 2357, n)
 		byRisk := map[customerscore.Risk]int{}
