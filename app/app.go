@@ -62,15 +62,15 @@ func (a *App) WithHistory(h HistoryFunc) *App {
 
 // New wires the contexts over the kernel k.
 func New(k *Config) *App {
-	a := &App{Kernel: k, Audiences: &audiences.Service{Kernel: k}, Webhooks: &webhooks.Service{Kernel: k},
-		Backoffice: &backoffice.Service{Kernel: k}, Privacy: &privacy.Service{Kernel: k}, Campaigns: &campaigns.Service{Kernel: k}}
-	a.Scoring = &scoring.Service{Kernel: k, Audiences: a.Audiences}
-	a.Insights = &insights.Service{Kernel: k, Scoring: a.Scoring}
-	a.Customers = &customers.Service{Kernel: k, Scoring: a.Scoring, Audiences: a.Audiences}
-	a.Loyalty = &loyalty.Service{Kernel: k, Campaigns: a.Campaigns, Audiences: a.Audiences}
-	a.Checkout = &checkout.Service{Kernel: k, Campaigns: a.Campaigns, Loyalty: a.Loyalty}
-	a.POS = &pos.Service{Kernel: k, Checkout: a.Checkout, Campaigns: a.Campaigns, Loyalty: a.Loyalty, Audiences: a.Audiences}
-	a.Nodes = &nodes.Service{Kernel: k}
+	a := &App{Kernel: k, Audiences: audiences.New(k), Webhooks: webhooks.New(k), Backoffice: backoffice.New(k),
+		Privacy: privacy.New(k), Campaigns: campaigns.New(k), Scoring: scoring.New(k), Insights: insights.New(k),
+		Customers: customers.New(k), Loyalty: loyalty.New(k), Checkout: checkout.New(k), POS: pos.New(k), Nodes: nodes.New(k)}
+	a.Scoring.Audiences = a.Audiences
+	a.Insights.Scoring = a.Scoring
+	a.Customers.Scoring, a.Customers.Audiences = a.Scoring, a.Audiences
+	a.Loyalty.Campaigns, a.Loyalty.Audiences = a.Campaigns, a.Audiences
+	a.Checkout.Campaigns, a.Checkout.Loyalty = a.Campaigns, a.Loyalty
+	a.POS.Checkout, a.POS.Campaigns, a.POS.Loyalty, a.POS.Audiences = a.Checkout, a.Campaigns, a.Loyalty, a.Audiences
 	a.Backoffice.Demo = demoData{a}
 	if k.Auth != nil {
 		k.Auth.CountFailuresIn(k.Limiter("client-failures", nil, 0))

@@ -31,8 +31,8 @@ const SampleSize = 10
 
 // Service owns the operations of the audiences context.
 type Service struct {
-	*kernel.Kernel
-	compiled sync.Map // rule source → *audience.Rule
+	k        *kernel.Kernel // what every context shares: private, so the exported methods are the operations
+	compiled sync.Map       // rule source → *audience.Rule
 	previews previews
 }
 
@@ -93,7 +93,7 @@ func (a *Service) preview(ctx context.Context, r *audience.Rule, b *budget) (*Pr
 	if p, ok, err := a.previewInDatabase(ctx, r); ok || err != nil {
 		return p, err
 	}
-	rd, err := a.reader(ctx, a.DB.Ent, []*audience.Rule{r})
+	rd, err := a.reader(ctx, a.k.DB.Ent, []*audience.Rule{r})
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (a *Service) preview(ctx context.Context, r *audience.Rule, b *budget) (*Pr
 	if err != nil || len(sample) == 0 {
 		return p, err
 	}
-	p.Sample, err = members(ctx, a.DB.Ent.Customer.Query().Where(customer.IDIn(sample...)))
+	p.Sample, err = members(ctx, a.k.DB.Ent.Customer.Query().Where(customer.IDIn(sample...)))
 	return p, err
 }
 
@@ -125,13 +125,13 @@ func (a *Service) preview(ctx context.Context, r *audience.Rule, b *budget) (*Pr
 // the sample alone, when r translates into a WHERE (where.go); ok is false
 // when it does not.
 func (a *Service) previewInDatabase(ctx context.Context, r *audience.Rule) (p *Preview, ok bool, err error) {
-	tn, loc, err := a.zone(ctx, a.DB.Ent)
+	tn, loc, err := a.zone(ctx, a.k.DB.Ent)
 	if err != nil {
 		return nil, false, err
 	}
-	t := &translation{tenantID: tn.ID, now: a.Now(), loc: loc, groups: map[string][]string{}}
+	t := &translation{tenantID: tn.ID, now: a.k.Now(), loc: loc, groups: map[string][]string{}}
 	if slices.ContainsFunc(r.Names(), func(n string) bool { return strings.HasPrefix(n, "group_") }) {
-		stores, err := readStores(ctx, a.DB.Ent)
+		stores, err := readStores(ctx, a.k.DB.Ent)
 		if err != nil {
 			return nil, false, err
 		}
@@ -146,10 +146,10 @@ func (a *Service) previewInDatabase(ctx context.Context, r *audience.Rule) (p *P
 		return nil, false, nil
 	}
 	p = &Preview{}
-	if p.Count, err = a.DB.Ent.Customer.Query().Where(w).Count(ctx); err != nil {
+	if p.Count, err = a.k.DB.Ent.Customer.Query().Where(w).Count(ctx); err != nil {
 		return nil, true, err
 	}
-	p.Sample, err = members(ctx, a.DB.Ent.Customer.Query().Where(w).Limit(SampleSize))
+	p.Sample, err = members(ctx, a.k.DB.Ent.Customer.Query().Where(w).Limit(SampleSize))
 	return p, true, err
 }
 
@@ -167,7 +167,7 @@ func members(ctx context.Context, q *ent.CustomerQuery) ([]Member, error) {
 
 // zone is the viewer's tenant, read through c, and its time zone.
 func (a *Service) zone(ctx context.Context, c *ent.Client) (*ent.Tenant, *time.Location, error) {
-	t, err := a.SettingsIn(ctx, c)
+	t, err := a.k.SettingsIn(ctx, c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -183,7 +183,7 @@ func (a *Service) reader(ctx context.Context, c *ent.Client, rules []*audience.R
 		return nil, err
 	}
 	// Outside a transaction, pages may be read on several connections.
-	r := &reader{c: c, concurrent: c == a.DB.Ent, now: a.Now(), loc: loc, needs: needsOf(rules)}
+	r := &reader{c: c, concurrent: c == a.k.DB.Ent, now: a.k.Now(), loc: loc, needs: needsOf(rules)}
 	if r.needs.sales {
 		r.stores, err = readStores(ctx, c)
 	}
@@ -258,7 +258,7 @@ func (a *Service) RecomputeAudiences(ctx context.Context, _ jobs.RecomputeAudien
 	if err := Rules.RecomputeAudiences.Allow(ctx); err != nil {
 		return err
 	}
-	return a.EachActiveTenant(ctx, "audiences of", a.recomputeTenant)
+	return a.k.EachActiveTenant(ctx, "audiences of", a.recomputeTenant)
 }
 
 // RecomputeTenant recomputes every audience of the viewer's tenant, as
@@ -269,16 +269,16 @@ func (a *Service) RecomputeTenant(ctx context.Context) error {
 }
 
 func (a *Service) recomputeTenant(ctx context.Context) error {
-	segs, rules, err := a.audiencesOf(ctx, a.DB.Ent, "")
+	segs, rules, err := a.audiencesOf(ctx, a.k.DB.Ent, "")
 	if err != nil || len(segs) == 0 {
 		return err
 	}
-	rd, err := a.reader(ctx, a.DB.Ent, rules)
+	rd, err := a.reader(ctx, a.k.DB.Ent, rules)
 	if err != nil {
 		return err
 	}
 	return rd.pages(ctx, func(sc scope, _ []string, _ []audience.Facts) error {
-		return a.DB.InTx(ctx, func(tx storage.Tx) error { return a.apply(ctx, tx, segs, rules, sc) })
+		return a.k.DB.InTx(ctx, func(tx storage.Tx) error { return a.apply(ctx, tx, segs, rules, sc) })
 	})
 }
 
@@ -370,3 +370,7 @@ func pairs(head, each, sep string, ps [][2]string) (string, []any) {
 	}
 	return b.String(), args
 }
+
+// New is the context's service over k, the kernel every context shares;
+// the composition root (app.New) sets the services it depends on.
+func New(k *kernel.Kernel) *Service { return &Service{k: k} }

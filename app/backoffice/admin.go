@@ -125,7 +125,7 @@ func (a *Service) CreateTenant(ctx context.Context, name string, sandboxOf *stri
 	if err := kernel.Guarded("name", name, "sandbox_of", sandboxOf); err != nil {
 		return nil, err
 	}
-	t, err := a.DB.Ent.Tenant.Create().SetName(name).SetNillableSandboxOfID(sandboxOf).Save(ctx)
+	t, err := a.k.DB.Ent.Tenant.Create().SetName(name).SetNillableSandboxOfID(sandboxOf).Save(ctx)
 	if err != nil || sandboxOf == nil {
 		return t, err
 	}
@@ -213,7 +213,7 @@ func (a *Service) UpdateTenant(ctx context.Context, id string, s TenantSettings)
 		s.PointsPendingDays != nil || s.PointsExpiryMonths != nil {
 		// The settings given with those kept must agree: thresholds rising
 		// strictly, points spendable before they expire.
-		cur, err := a.DB.Ent.Tenant.Get(ctx, id)
+		cur, err := a.k.DB.Ent.Tenant.Get(ctx, id)
 		if ent.IsNotFound(err) {
 			return nil, apperr.NotFound("tenant")
 		}
@@ -236,18 +236,18 @@ func (a *Service) UpdateTenant(ctx context.Context, id string, s TenantSettings)
 		*s.Name = strings.TrimSpace(*s.Name)
 	}
 	var t *ent.Tenant
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		var err error
 		if t, err = s.update(tx.Ent.Tenant.UpdateOneID(id)).Save(ctx); err != nil {
 			return err
 		}
-		return a.Changed(ctx, tx, id, change.PartSettings)
+		return a.k.Changed(ctx, tx, id, change.PartSettings)
 	})
 	if err == nil {
 		v, _ := viewer.FromContext(ctx)
-		a.Logger().InfoContext(ctx, "tenant settings changed", "tenant_id", id, "by", v.Subject, "settings", s.changed())
+		a.k.Logger().InfoContext(ctx, "tenant settings changed", "tenant_id", id, "by", v.Subject, "settings", s.changed())
 		a.origins.invalidate()
-		a.Auth.Forget(id, "")
+		a.k.Auth.Forget(id, "")
 	}
 	return t, err
 }
@@ -320,7 +320,7 @@ func (a *Service) CreateStore(ctx context.Context, tenantID, code, name string, 
 		return nil, err
 	}
 	var s *ent.Store
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		create := tx.Ent.Store.Create().SetTenantID(tenantID).SetCode(code).SetName(name)
 		if len(groups) > 0 {
 			create.SetGroups(groups)
@@ -329,7 +329,7 @@ func (a *Service) CreateStore(ctx context.Context, tenantID, code, name string, 
 		if s, err = create.Save(ctx); err != nil || len(groups) == 0 {
 			return err
 		}
-		return a.Changed(ctx, tx, tenantID, change.PartStores)
+		return a.k.Changed(ctx, tx, tenantID, change.PartStores)
 	})
 	return s, storeConflict(err)
 }
@@ -347,7 +347,7 @@ func (a *Service) UpdateStore(ctx context.Context, id string, code, name *string
 		return nil, err
 	}
 	var s *ent.Store
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		update := tx.Ent.Store.UpdateOneID(id).SetNillableCode(code).SetNillableName(name)
 		switch {
 		case groups == nil:
@@ -360,7 +360,7 @@ func (a *Service) UpdateStore(ctx context.Context, id string, code, name *string
 		if s, err = update.Save(ctx); err != nil {
 			return err
 		}
-		return a.Changed(ctx, tx, s.TenantID, change.PartStores)
+		return a.k.Changed(ctx, tx, s.TenantID, change.PartStores)
 	})
 	return s, storeConflict(kernel.NotFoundAs(err, "store"))
 }
@@ -417,7 +417,7 @@ func (a *Service) createClient(ctx context.Context, tenantID string, kind apicli
 	if err := kernel.Guarded("tenant_id", tenantID, "name", name, "scopes", scopes); err != nil {
 		return nil, err
 	}
-	return CreateClientIn(ctx, a.DB.Ent, tenantID, "", kind, name, scopes)
+	return CreateClientIn(ctx, a.k.DB.Ent, tenantID, "", kind, name, scopes)
 }
 
 // CreateClientIn creates a client with the given id, or a generated one when
@@ -465,9 +465,9 @@ func (a *Service) rotateClient(ctx context.Context, clientID string) (*ClientCre
 	if err := kernel.Guarded("client_id", clientID); err != nil {
 		return nil, err
 	}
-	c, err := RotateClientIn(ctx, a.DB.Ent, clientID)
+	c, err := RotateClientIn(ctx, a.k.DB.Ent, clientID)
 	if err == nil {
-		a.Auth.Forget("", clientID)
+		a.k.Auth.Forget("", clientID)
 	}
 	return c, err
 }
@@ -490,9 +490,9 @@ func (a *Service) RevokeClient(ctx context.Context, clientID string) (*ent.APICl
 	if err := kernel.Guarded("client_id", clientID); err != nil {
 		return nil, err
 	}
-	c, err := a.DB.Ent.APIClient.UpdateOneID(clientID).SetRevoked(true).Save(ctx)
+	c, err := a.k.DB.Ent.APIClient.UpdateOneID(clientID).SetRevoked(true).Save(ctx)
 	if err == nil {
-		a.Auth.Forget("", clientID)
+		a.k.Auth.Forget("", clientID)
 	}
 	return c, kernel.NotFoundAs(err, "client")
 }
@@ -503,7 +503,7 @@ func (a *Service) RecentAuditEvents(ctx context.Context, limit int) ([]*ent.Audi
 	if err := Rules.RecentAuditEvents.Allow(ctx); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.AuditEvent.Query().Order(ent.Desc(auditevent.FieldID)).Limit(limit).All(ctx)
+	return a.k.DB.Ent.AuditEvent.Query().Order(ent.Desc(auditevent.FieldID)).Limit(limit).All(ctx)
 }
 
 // shareLevels are the levels that may have a share of their own.

@@ -16,7 +16,7 @@ func (a *Service) APIClientConnection(ctx context.Context, p kernel.Page, order 
 	if err := Rules.APIClientConnection.Allow(ctx); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.APIClient.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
+	return a.k.DB.Ent.APIClient.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
 		ent.WithAPIClientOrder(order), ent.WithAPIClientFilter(where.Filter))
 }
 
@@ -25,7 +25,7 @@ func (a *Service) AuditEventConnection(ctx context.Context, p kernel.Page, order
 	if err := Rules.AuditEventConnection.Allow(ctx); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.AuditEvent.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
+	return a.k.DB.Ent.AuditEvent.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
 		ent.WithAuditEventOrder(order), ent.WithAuditEventFilter(where.Filter))
 }
 
@@ -34,7 +34,7 @@ func (a *Service) StoreConnection(ctx context.Context, p kernel.Page, order *ent
 	if err := Rules.StoreConnection.Allow(ctx); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.Store.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
+	return a.k.DB.Ent.Store.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
 		ent.WithStoreOrder(order), ent.WithStoreFilter(where.Filter))
 }
 
@@ -43,6 +43,6 @@ func (a *Service) TenantConnection(ctx context.Context, p kernel.Page, order *en
 	if err := Rules.TenantConnection.Allow(ctx); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.Tenant.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
+	return a.k.DB.Ent.Tenant.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
 		ent.WithTenantOrder(order), ent.WithTenantFilter(where.Filter))
 }

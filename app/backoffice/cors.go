@@ -76,7 +76,7 @@ func (a *Service) TenantsAllowingOrigin(ctx context.Context, origin string) (map
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if time.Since(c.loaded) >= originsTTL {
-		tenants, err := a.DB.Ent.Tenant.Query().Where(tenant.CorsOriginsNotNil()).
+		tenants, err := a.k.DB.Ent.Tenant.Query().Where(tenant.CorsOriginsNotNil()).
 			Select(tenant.FieldID, tenant.FieldCorsOrigins).All(viewer.SystemContext(ctx))
 		if err != nil {
 			return nil, err

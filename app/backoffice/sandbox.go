@@ -38,7 +38,7 @@ func (a *Service) ManagedTenants(ctx context.Context) ([]*ent.Tenant, error) {
 	if err != nil {
 		return nil, err
 	}
-	sandboxes, err := a.DB.Ent.Tenant.Query().Where(tenant.SandboxOfID(own.ID)).
+	sandboxes, err := a.k.DB.Ent.Tenant.Query().Where(tenant.SandboxOfID(own.ID)).
 		Order(ent.Asc(tenant.FieldCreatedAt), ent.Asc(tenant.FieldID)).All(viewer.SystemContext(ctx))
 	if err != nil {
 		return nil, err
@@ -51,7 +51,7 @@ func (a *Service) Tenant(ctx context.Context, id string) (*ent.Tenant, error) {
 	if err := Rules.Tenant.Allow(ctx); err != nil {
 		return nil, err
 	}
-	t, err := a.DB.Ent.Tenant.Get(ctx, id)
+	t, err := a.k.DB.Ent.Tenant.Get(ctx, id)
 	if err != nil {
 		return nil, kernel.NotFoundAs(err, "tenant")
 	}
@@ -65,7 +65,7 @@ func (a *Service) productionTenant(ctx context.Context) (*ent.Tenant, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := a.DB.Ent.Tenant.Get(ctx, id)
+	t, err := a.k.DB.Ent.Tenant.Get(ctx, id)
 	if err != nil {
 		return nil, kernel.NotFoundAs(err, "tenant")
 	}
@@ -92,7 +92,7 @@ func (a *Service) CreateSandbox(ctx context.Context, name string) (*ent.Tenant, 
 		name = own.Name + " (sandbox)"
 	}
 	var sb *ent.Tenant
-	err = a.DB.InTx(viewer.SystemContext(ctx), func(tx storage.Tx) error {
+	err = a.k.DB.InTx(viewer.SystemContext(ctx), func(tx storage.Tx) error {
 		sys := viewer.SystemContext(ctx)
 		sb, err = tx.Ent.Tenant.Create().SetName(name).SetSandboxOfID(own.ID).
 			SetPreRegistration(own.PreRegistration).SetSaleRegistration(own.SaleRegistration).Save(sys)
@@ -122,7 +122,7 @@ func (a *Service) SeedDemoTenant(ctx context.Context, tenantID string) error {
 // of this context that call it.
 func (a *Service) seedDemoTenant(ctx context.Context, tenantID string) error {
 	sys := viewer.SystemContext(ctx)
-	if err := a.DB.InTx(sys, func(tx storage.Tx) error { return a.Demo.Seed(sys, tx.Ent, tenantID) }); err != nil {
+	if err := a.k.DB.InTx(sys, func(tx storage.Tx) error { return a.Demo.Seed(sys, tx.Ent, tenantID) }); err != nil {
 		return err
 	}
 	return a.playSandboxHistory(ctx, tenantID)
@@ -159,7 +159,7 @@ func (a *Service) inSandbox(ctx context.Context, sandboxID string) (context.Cont
 	if err != nil {
 		return nil, err
 	}
-	sb, err := a.DB.Ent.Tenant.Get(viewer.SystemContext(ctx), sandboxID)
+	sb, err := a.k.DB.Ent.Tenant.Get(viewer.SystemContext(ctx), sandboxID)
 	if err != nil || sb.SandboxOfID == nil || *sb.SandboxOfID != own.ID {
 		return nil, apperr.NotFound("sandbox")
 	}
@@ -179,7 +179,7 @@ func (a *Service) SandboxClients(ctx context.Context, sandboxID string) ([]*ent.
 	if err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.APIClient.Query().Order(ent.Desc(apiclient.FieldCreatedAt), ent.Desc(apiclient.FieldID)).All(ctx)
+	return a.k.DB.Ent.APIClient.Query().Order(ent.Desc(apiclient.FieldCreatedAt), ent.Desc(apiclient.FieldID)).All(ctx)
 }
 
 // CreateSandboxClient creates credentials of a sandbox; admins only. The
@@ -226,14 +226,14 @@ func (a *Service) ResetSandbox(ctx context.Context, sandboxID string) error {
 		return err
 	}
 	sys := viewer.SystemContext(ctx)
-	err := a.DB.InTx(sys, func(tx storage.Tx) error {
-		if err := wipeTenantData(sys, tx.SQL, a.DB.Dialect, sandboxID); err != nil {
+	err := a.k.DB.InTx(sys, func(tx storage.Tx) error {
+		if err := wipeTenantData(sys, tx.SQL, a.k.DB.Dialect, sandboxID); err != nil {
 			return err
 		}
 		if err := a.Demo.Seed(sys, tx.Ent, sandboxID); err != nil {
 			return err
 		}
-		if err := a.Changed(sys, tx, sandboxID, change.PartCampaigns, change.PartStores); err != nil {
+		if err := a.k.Changed(sys, tx, sandboxID, change.PartCampaigns, change.PartStores); err != nil {
 			return err
 		}
 		return entschema.Audit(ctx, tx.Ent, "sandbox.reset", "sandbox", sandboxID, nil) // in the admin's tenant

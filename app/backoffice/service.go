@@ -11,7 +11,7 @@ import (
 
 // Service owns the operations of the back-office context.
 type Service struct {
-	*kernel.Kernel
+	k *kernel.Kernel // what every context shares: private, so the exported methods are the operations
 	// Demo is the demo's data and history a new sandbox gets; the
 	// composition root sets it (the demo drives every context, so it lives
 	// above them).
@@ -30,3 +30,7 @@ type Demo interface {
 	// holding the seed.
 	PlayHistory(ctx context.Context, tenantID string) error
 }
+
+// New is the context's service over k, the kernel every context shares;
+// the composition root (app.New) sets the services it depends on.
+func New(k *kernel.Kernel) *Service { return &Service{k: k} }

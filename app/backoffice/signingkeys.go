@@ -20,8 +20,8 @@ func (a *Service) PruneSigningKeys(ctx context.Context, _ jobs.PruneSigningKeys)
 	if err := Rules.PruneSigningKeys.Allow(ctx); err != nil {
 		return err
 	}
-	_, err := a.DB.Ent.SigningKey.Delete().
-		Where(signingkey.RetiredAtLT(a.Now().Add(-RetiredKeyKeep))).
+	_, err := a.k.DB.Ent.SigningKey.Delete().
+		Where(signingkey.RetiredAtLT(a.k.Now().Add(-RetiredKeyKeep))).
 		Exec(viewer.SystemContext(ctx))
 	return err
 }

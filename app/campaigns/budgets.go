@@ -72,7 +72,7 @@ func HasBudget(c *ent.Campaign) bool { return campaignrules.BudgetOf(c).Any() }
 // budgetZone is the time zone of a campaign's tenant, the one of its
 // budgets per period.
 func (a *Service) budgetZone(ctx context.Context, c *ent.Client, camp *ent.Campaign) (*time.Location, error) {
-	t, err := a.SettingsOf(ctx, c, camp.TenantID)
+	t, err := a.k.SettingsOf(ctx, c, camp.TenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func (a *Service) budgetZone(ctx context.Context, c *ent.Client, camp *ent.Campa
 // database).
 func (a *Service) lockedCampaign(ctx context.Context, c *ent.Client, id string) (*ent.Campaign, error) {
 	q := c.Campaign.Query().Where(campaign.ID(id))
-	if a.DB.Dialect == dialect.Postgres {
+	if a.k.DB.Dialect == dialect.Postgres {
 		q.ForUpdate()
 	}
 	return q.Only(ctx)

@@ -205,7 +205,7 @@ func (a *Service) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Ca
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
-	now := a.Now()
+	now := a.k.Now()
 	if err := in.validate(now); err != nil {
 		return nil, err
 	}
@@ -218,7 +218,7 @@ func (a *Service) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Ca
 		}
 	}
 	if in.SegmentID != nil {
-		exists, err := a.DB.Ent.Segment.Query().Where(segment.ID(*in.SegmentID)).Exist(ctx)
+		exists, err := a.k.DB.Ent.Segment.Query().Where(segment.ID(*in.SegmentID)).Exist(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -227,12 +227,12 @@ func (a *Service) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Ca
 		}
 	}
 	var created *ent.Campaign
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		var err error
 		if created, err = in.create(tx.Ent).Save(ctx); err != nil {
 			return err
 		}
-		return a.Changed(ctx, tx, created.TenantID, change.PartCampaigns)
+		return a.k.Changed(ctx, tx, created.TenantID, change.PartCampaigns)
 	})
 	if err != nil {
 		return nil, err
@@ -292,7 +292,7 @@ func (in *CampaignInput) create(cl *ent.Client) *ent.CampaignCreate {
 // WithStatus shows a campaign's status as of now, whatever the lifecycle
 // job has written yet.
 func (a *Service) WithStatus(c *ent.Campaign) *ent.Campaign {
-	c.Status = campaignrules.StatusAt(c, a.Now())
+	c.Status = campaignrules.StatusAt(c, a.k.Now())
 	return c
 }
 
@@ -310,7 +310,7 @@ func (a *Service) campaign(ctx context.Context, id string) (*ent.Campaign, error
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
-	c, err := a.DB.Ent.Campaign.Get(ctx, id)
+	c, err := a.k.DB.Ent.Campaign.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, apperr.NotFound("campaign")
 	}
@@ -326,7 +326,7 @@ func (a *Service) CampaignsByID(ctx context.Context, ids []string) ([]*ent.Campa
 	if err := Rules.CampaignsByID.Allow(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := a.DB.Ent.Campaign.Query().Where(campaign.IDIn(ids...)).All(ctx)
+	rows, err := a.k.DB.Ent.Campaign.Query().Where(campaign.IDIn(ids...)).All(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -363,9 +363,9 @@ func (a *Service) ListCampaigns(ctx context.Context, f CampaignFilter, after *en
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	q := a.DB.Ent.Campaign.Query()
+	q := a.k.DB.Ent.Campaign.Query()
 	if f.Status != "" {
-		q.Where(campaignrules.WhereStatusAt(campaign.Status(f.Status), a.Now().UTC()))
+		q.Where(campaignrules.WhereStatusAt(campaign.Status(f.Status), a.k.Now().UTC()))
 	}
 	if f.Type != "" {
 		q.Where(campaign.TypeEQ(campaign.Type(f.Type)))
@@ -438,7 +438,7 @@ func (a *Service) setCampaignStatus(ctx context.Context, id string, to campaign.
 		return nil, err
 	}
 	target := to
-	if to == campaign.StatusScheduled && !c.StartsAt.After(a.Now()) {
+	if to == campaign.StatusScheduled && !c.StartsAt.After(a.k.Now()) {
 		// Resuming a campaign whose time has come: it shows active at once,
 		// and the lifecycle job stores and announces its activation.
 		target = campaign.StatusActive
@@ -453,11 +453,11 @@ func (a *Service) setCampaignStatus(ctx context.Context, id string, to campaign.
 	}
 	stored := to // scheduled on resume: the lifecycle job activates and announces
 	var updated *ent.Campaign
-	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err = a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		if updated, err = tx.Ent.Campaign.UpdateOneID(id).SetStatus(stored).Save(ctx); err != nil {
 			return err
 		}
-		return a.Changed(ctx, tx, updated.TenantID, change.PartCampaigns)
+		return a.k.Changed(ctx, tx, updated.TenantID, change.PartCampaigns)
 	})
 	if err != nil {
 		return nil, err

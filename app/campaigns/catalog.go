@@ -125,7 +125,7 @@ func (a *Service) ImportProducts(ctx context.Context, rows []ProductInput) (*Cat
 	if len(valid) == 0 {
 		return res, nil
 	}
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		res.Updated = 0 // a run again after a conflict counts afresh
 		known, err := tx.Ent.Product.Query().Where(codes.match()).All(ctx)
 		if err != nil {

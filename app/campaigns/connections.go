@@ -16,7 +16,7 @@ func (a *Service) CampaignConnection(ctx context.Context, p kernel.Page, order *
 	if err := Rules.CampaignConnection.Allow(ctx); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.Campaign.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
+	return a.k.DB.Ent.Campaign.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
 		ent.WithCampaignOrder(order), ent.WithCampaignFilter(where.Filter))
 }
 
@@ -25,6 +25,6 @@ func (a *Service) ProductConnection(ctx context.Context, p kernel.Page, order *e
 	if err := Rules.ProductConnection.Allow(ctx); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.Product.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
+	return a.k.DB.Ent.Product.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
 		ent.WithProductOrder(order), ent.WithProductFilter(where.Filter))
 }

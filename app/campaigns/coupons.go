@@ -243,7 +243,7 @@ func (a *Service) importCoupons(ctx context.Context, campaignID string, list []s
 	}
 	for start := 0; start < len(codes); start += couponBatch {
 		batch := codes[start:min(start+couponBatch, len(codes))]
-		taken, err := a.DB.Ent.Coupon.Query().Where(coupon.CodeIn(batch...)).Select(coupon.FieldCode).Strings(ctx)
+		taken, err := a.k.DB.Ent.Coupon.Query().Where(coupon.CodeIn(batch...)).Select(coupon.FieldCode).Strings(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -272,7 +272,7 @@ func (a *Service) insertCoupons(ctx context.Context, campaignID string, codes []
 	if len(codes) == 0 {
 		return nil
 	}
-	return a.DB.InTx(ctx, func(tx storage.Tx) error {
+	return a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		creates := make([]*ent.CouponCreate, len(codes))
 		for i, code := range codes {
 			creates[i] = tx.Ent.Coupon.Create().SetCampaignID(campaignID).SetCode(code).SetMaxUses(maxUses).SetNote(note)
@@ -284,7 +284,7 @@ func (a *Service) insertCoupons(ctx context.Context, campaignID string, codes []
 // couponGuesses counts the unknown codes each customer and client sent
 // (across processes on PostgreSQL: Kernel.Limiter).
 func (a *Service) couponGuesses() ratelimit.Counter {
-	a.guessesOnce.Do(func() { a.guesses = a.Limiter("coupon-guesses", a.Now, 0) })
+	a.guessesOnce.Do(func() { a.guesses = a.k.Limiter("coupon-guesses", a.k.Now, 0) })
 	return a.guesses
 }
 
@@ -307,7 +307,7 @@ func (a *Service) CouponOf(ctx context.Context, code, customerKey string) (*ent.
 	var found *ent.Coupon
 	var err error
 	if validCouponCode(normalized) {
-		found, err = a.DB.Ent.Coupon.Query().Where(coupon.Code(normalized)).Only(ctx)
+		found, err = a.k.DB.Ent.Coupon.Query().Where(coupon.Code(normalized)).Only(ctx)
 	}
 	if found == nil && (err == nil || ent.IsNotFound(err)) {
 		return nil, &apperr.Error{Kind: apperr.KindInvalid, Code: "coupon_code_invalid", Field: "coupon_code", Message: "is not a coupon code of this tenant"}
@@ -392,7 +392,7 @@ func (a *Service) ListCoupons(ctx context.Context, campaignID string, after *ent
 	if _, err := a.campaign(ctx, campaignID); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.Coupon.Query().Where(coupon.CampaignID(campaignID)).Paginate(ctx, after, &first, nil, nil)
+	return a.k.DB.Ent.Coupon.Query().Where(coupon.CampaignID(campaignID)).Paginate(ctx, after, &first, nil, nil)
 }
 
 // EachCoupon calls fn with each of a campaign's codes, oldest first, a page
@@ -408,7 +408,7 @@ func (a *Service) EachCoupon(ctx context.Context, campaignID string, fn func(*en
 		return err
 	}
 	return kernel.Pages(ctx, func(after string) ([]*ent.Coupon, error) {
-		return a.DB.Ent.Coupon.Query().Where(coupon.CampaignID(campaignID), coupon.IDGT(after)).
+		return a.k.DB.Ent.Coupon.Query().Where(coupon.CampaignID(campaignID), coupon.IDGT(after)).
 			Order(ent.Asc(coupon.FieldID)).Limit(kernel.ExportPage).All(ctx)
 	}, func(c *ent.Coupon) string { return c.ID }, fn)
 }

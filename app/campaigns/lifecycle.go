@@ -25,11 +25,11 @@ func (a *Service) RunCampaignLifecycle(ctx context.Context, _ jobs.CampaignLifec
 	if err := Rules.RunCampaignLifecycle.Allow(ctx); err != nil {
 		return err
 	}
-	now := a.Stamp()
+	now := a.k.Stamp()
 	sys := viewer.SystemContext(ctx)
 	// Ended first: a campaign whose whole window passed unseen ends
 	// without being announced.
-	err := a.DB.InTx(sys, func(tx storage.Tx) error {
+	err := a.k.DB.InTx(sys, func(tx storage.Tx) error {
 		ending := []predicate.Campaign{campaign.StatusNEQ(campaign.StatusEnded), campaignrules.WhereStatusAt(campaign.StatusEnded, now)}
 		tenants, err := tx.Ent.Campaign.Query().Where(ending...).Unique(true).Select(campaign.FieldTenantID).Strings(sys)
 		if err != nil {
@@ -39,7 +39,7 @@ func (a *Service) RunCampaignLifecycle(ctx context.Context, _ jobs.CampaignLifec
 			return err
 		}
 		for _, t := range tenants {
-			if err := a.Changed(sys, tx, t, change.PartCampaigns); err != nil {
+			if err := a.k.Changed(sys, tx, t, change.PartCampaigns); err != nil {
 				return err
 			}
 		}
@@ -48,7 +48,7 @@ func (a *Service) RunCampaignLifecycle(ctx context.Context, _ jobs.CampaignLifec
 	if err != nil {
 		return err
 	}
-	due, err := a.DB.Ent.Campaign.Query().
+	due, err := a.k.DB.Ent.Campaign.Query().
 		Where(campaign.StatusEQ(campaign.StatusScheduled), campaignrules.WhereStatusAt(campaign.StatusActive, now)).
 		Order(ent.Asc(campaign.FieldStartsAt)).Limit(kernel.UpkeepBatch).
 		All(sys)
@@ -57,7 +57,7 @@ func (a *Service) RunCampaignLifecycle(ctx context.Context, _ jobs.CampaignLifec
 	}
 	for _, c := range due {
 		tctx := viewer.TenantContext(ctx, c.TenantID)
-		err := a.DB.InTx(tctx, func(tx storage.Tx) error {
+		err := a.k.DB.InTx(tctx, func(tx storage.Tx) error {
 			// The conditional update claims the activation: a concurrent run
 			// finds the campaign active and records nothing.
 			n, err := tx.Ent.Campaign.Update().
@@ -66,7 +66,7 @@ func (a *Service) RunCampaignLifecycle(ctx context.Context, _ jobs.CampaignLifec
 			if err != nil || n == 0 {
 				return err
 			}
-			if err := a.Changed(tctx, tx, c.TenantID, change.PartCampaigns); err != nil {
+			if err := a.k.Changed(tctx, tx, c.TenantID, change.PartCampaigns); err != nil {
 				return err
 			}
 			data := map[string]any{

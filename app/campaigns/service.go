@@ -13,7 +13,7 @@ import (
 
 // Service owns the operations of the campaigns context.
 type Service struct {
-	*kernel.Kernel
+	k *kernel.Kernel // what every context shares: private, so the exported methods are the operations
 
 	guessesOnce sync.Once
 	guesses     ratelimit.Counter
@@ -21,3 +21,7 @@ type Service struct {
 	catalogueOnce sync.Once
 	products      *expirable.LRU[string, productFacts]
 }
+
+// New is the context's service over k, the kernel every context shares;
+// the composition root (app.New) sets the services it depends on.
+func New(k *kernel.Kernel) *Service { return &Service{k: k} }

@@ -16,6 +16,6 @@ func (a *Service) RedemptionConnection(ctx context.Context, p kernel.Page, order
 	if err := Rules.RedemptionConnection.Allow(ctx); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.Redemption.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
+	return a.k.DB.Ent.Redemption.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
 		ent.WithRedemptionOrder(order), ent.WithRedemptionFilter(where.Filter))
 }

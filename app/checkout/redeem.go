@@ -110,7 +110,7 @@ func (a *Service) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idem
 	var red *ent.Redemption
 	var replay *Redeemed
 	var bonus int64 // points the redemption credited, counted once committed
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		bonus = 0 // a run again after a conflict counts afresh
 		if idem != nil {
 			r, err := a.storedAnswer(ctx, tx.Ent, v.Subject, idem)
@@ -134,7 +134,7 @@ func (a *Service) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idem
 		if err != nil {
 			return err
 		}
-		now := a.Now().UTC()
+		now := a.k.Now().UTC()
 		// An expired answer of the same key gives way (the purge job may not
 		// have reached it yet).
 		if _, err := tx.Ent.IdempotencyKey.Delete().Where(idempotencykey.ClientID(v.Subject),
@@ -153,7 +153,7 @@ func (a *Service) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idem
 		// back whole): answer with its result.
 		// Its key with another body is the client's reuse, whatever our
 		// attempt met.
-		stored, serr := a.storedAnswer(ctx, a.DB.Ent, v.Subject, idem)
+		stored, serr := a.storedAnswer(ctx, a.k.DB.Ent, v.Subject, idem)
 		switch _, reused := apperr.As(serr); {
 		case reused:
 			err = serr
@@ -169,8 +169,8 @@ func (a *Service) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idem
 		return nil, nil, err
 	}
 	if replay == nil {
-		a.Recorder().Redemptions(kernel.SourceAPI, 1)
-		a.Recorder().PointsCredited(kernel.SourceAPI, bonus)
+		a.k.Recorder().Redemptions(kernel.SourceAPI, 1)
+		a.k.Recorder().PointsCredited(kernel.SourceAPI, bonus)
 	}
 	return red, replay, nil
 }
@@ -180,7 +180,7 @@ func (a *Service) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idem
 func (a *Service) storedAnswer(ctx context.Context, c *ent.Client, clientID string, idem *Idempotency) (*Redeemed, error) {
 	k, err := c.IdempotencyKey.Query().Where(
 		idempotencykey.ClientID(clientID), idempotencykey.Key(idem.Key),
-		idempotencykey.ExpiresAtGT(a.Now().UTC()),
+		idempotencykey.ExpiresAtGT(a.k.Now().UTC()),
 	).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, nil
@@ -263,7 +263,7 @@ func tokenError(code, field, message string) error {
 // redeem does the work of RedeemCampaign inside its transaction.
 // The bonus points it credits at once go to *bonus.
 func (a *Service) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *int64) (*ent.Redemption, error) {
-	now := a.Stamp()
+	now := a.k.Stamp()
 	tok, err := openToken(ctx, in.Token)
 	switch {
 	case err != nil:
@@ -287,7 +287,7 @@ func (a *Service) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bon
 	if err := redeemedBefore(ctx, tx.Ent, tok.ID, in); err != nil {
 		return nil, err
 	}
-	cust, err := a.LockCustomer(ctx, tx.Ent, in.CustomerID)
+	cust, err := a.k.LockCustomer(ctx, tx.Ent, in.CustomerID)
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +370,7 @@ func (a *Service) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bon
 	if ent.IsConstraintError(err) {
 		// A concurrent redemption of the same validation and campaign won
 		// (this transaction is aborted: read what it committed outside).
-		if err := redeemedBefore(ctx, a.DB.Ent, tok.ID, in); err != nil {
+		if err := redeemedBefore(ctx, a.k.DB.Ent, tok.ID, in); err != nil {
 			return nil, err
 		}
 		return nil, apperr.Conflict("already_redeemed", "campaign_id", "this validation already redeemed the campaign")
@@ -443,7 +443,7 @@ func (a *Service) scheduleCashback(ctx context.Context, tx *sql.Tx, red *ent.Red
 	if camp.CreditAfterDays != nil && *camp.CreditAfterDays > 0 {
 		opts.ScheduledAt = now.AddDate(0, 0, *camp.CreditAfterDays)
 	}
-	rc, err := a.Jobs()
+	rc, err := a.k.Jobs()
 	if err != nil {
 		return err
 	}

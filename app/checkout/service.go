@@ -11,7 +11,11 @@ import (
 
 // Service owns the operations of the checkout context.
 type Service struct {
-	*kernel.Kernel
+	k         *kernel.Kernel // what every context shares: private, so the exported methods are the operations
 	Campaigns *campaigns.Service
 	Loyalty   *loyalty.Service
 }
+
+// New is the context's service over k, the kernel every context shares;
+// the composition root (app.New) sets the services it depends on.
+func New(k *kernel.Kernel) *Service { return &Service{k: k} }

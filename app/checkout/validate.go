@@ -106,12 +106,12 @@ func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validati
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
-	live, err := a.LiveCampaigns(ctx)
+	live, err := a.k.LiveCampaigns(ctx)
 	if err != nil {
 		return nil, err
 	}
 	campaigns := live.All.Campaigns()
-	tenant, err := a.TenantSettings(ctx)
+	tenant, err := a.k.TenantSettings(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validati
 	if err != nil {
 		return nil, err
 	}
-	groups, err := a.StoreGroupsAt(ctx, campaigns, in.StoreID)
+	groups, err := a.k.StoreGroupsAt(ctx, campaigns, in.StoreID)
 	if err != nil {
 		return nil, err
 	}
@@ -145,10 +145,10 @@ func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validati
 	if err != nil {
 		return nil, err
 	}
-	if err := a.Campaigns.EnrichFromCatalogue(ctx, a.DB.Ent, in.Cart.Items, campaigns); err != nil {
+	if err := a.Campaigns.EnrichFromCatalogue(ctx, a.k.DB.Ent, in.Cart.Items, campaigns); err != nil {
 		return nil, err
 	}
-	now := a.Stamp()
+	now := a.k.Stamp()
 	evaluation := eligibility.Context{
 		Now: now, Channel: in.Channel, Store: in.StoreID, StoreGroups: groups, Zone: zone, Segments: segments,
 		CustomerRedemptions: used, PointsPerReal: tenant.PointsPerReal, CustomerID: cust.ID,
@@ -157,7 +157,7 @@ func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validati
 	if code != nil {
 		evaluation.Coupon, couponID = code.CampaignID, code.ID
 	}
-	eligible, ineligible, err := campaignrules.Evaluate(ctx, a.DB.Ent, live.All, in.Cart, evaluation)
+	eligible, ineligible, err := campaignrules.Evaluate(ctx, a.k.DB.Ent, live.All, in.Cart, evaluation)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +194,7 @@ func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validati
 			}
 		}
 		total = decimal.Max(total, decimal.Zero)
-		if out.Points, err = a.Loyalty.Offer(ctx, a.DB.Ent, tenant, cust, loyalty.ChannelEcommerce, &total); err != nil {
+		if out.Points, err = a.Loyalty.Offer(ctx, a.k.DB.Ent, tenant, cust, loyalty.ChannelEcommerce, &total); err != nil {
 			return nil, err
 		}
 	}
@@ -205,7 +205,7 @@ func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validati
 // the ids of its segments, which only a campaign targeting a segment asks
 // about: without one the segments are not read.
 func (a *Service) CustomerFor(ctx context.Context, pred predicate.Customer, campaigns []eligibility.Campaign, fields ...string) (*ent.Customer, []string, error) {
-	q := a.DB.Ent.Customer.Query().Where(pred).Select(append(fields, customer.FieldID)...)
+	q := a.k.DB.Ent.Customer.Query().Where(pred).Select(append(fields, customer.FieldID)...)
 	if slices.ContainsFunc(campaigns, func(c eligibility.Campaign) bool { return c.SegmentID != "" }) {
 		q.WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) })
 	}
@@ -256,7 +256,7 @@ func (a *Service) CustomerRedemptions(ctx context.Context, customerID string, ca
 		CampaignID string `json:"campaign_id"`
 		Count      int    `json:"count"`
 	}
-	err := a.DB.Ent.Redemption.Query().
+	err := a.k.DB.Ent.Redemption.Query().
 		Where(redemption.CustomerID(customerID), redemption.CampaignIDIn(limited...), redemption.RolledBackAtIsNil()).
 		GroupBy(redemption.FieldCampaignID).Aggregate(ent.Count()).Scan(ctx, &rows)
 	for _, r := range rows {

@@ -16,7 +16,7 @@ func (a *Service) CustomerConnection(ctx context.Context, p kernel.Page, order *
 	if err := Rules.CustomerConnection.Allow(ctx); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.Customer.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
+	return a.k.DB.Ent.Customer.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
 		ent.WithCustomerOrder(order), ent.WithCustomerFilter(where.Filter))
 }
 
@@ -25,6 +25,6 @@ func (a *Service) SegmentConnection(ctx context.Context, p kernel.Page, order *e
 	if err := Rules.SegmentConnection.Allow(ctx); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.Segment.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
+	return a.k.DB.Ent.Segment.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
 		ent.WithSegmentOrder(order), ent.WithSegmentFilter(where.Filter))
 }

@@ -272,7 +272,7 @@ func (a *Service) planBatch(ctx context.Context, batch []ImportRow) (*importPlan
 		if len(lookup.values) == 0 {
 			continue
 		}
-		found, err := a.DB.Ent.Customer.Query().Where(lookup.where).Select(customer.FieldID, lookup.field).All(ctx)
+		found, err := a.k.DB.Ent.Customer.Query().Where(lookup.where).Select(customer.FieldID, lookup.field).All(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -332,12 +332,12 @@ func (a *Service) createImported(ctx context.Context, p *importPlan) error {
 	if len(p.creates) == 0 {
 		return nil
 	}
-	now := a.Stamp()
+	now := a.k.Stamp()
 	tenantID, err := kernel.ViewerTenant(ctx)
 	if err != nil {
 		return err
 	}
-	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err = a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		// One INSERT per chunk keeps within SQLite's bound on the
 		// variables of a statement (32,766).
 		for chunk := range slices.Chunk(p.creates, insertChunk) {

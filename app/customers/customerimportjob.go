@@ -40,8 +40,8 @@ func (a *Service) StartCustomerImport(ctx context.Context, file io.Reader, forma
 		return nil, apperr.Invalid("format", "must be csv or jsonl")
 	}
 	v, _ := viewer.FromContext(ctx)
-	imp, err := a.DB.Ent.CustomerImport.Create().SetFormat(customerimport.Format(format)).SetDryRun(dryRun).
-		SetRequestedBy(v.Subject).SetCreatedAt(a.Stamp()).Save(ctx)
+	imp, err := a.k.DB.Ent.CustomerImport.Create().SetFormat(customerimport.Format(format)).SetDryRun(dryRun).
+		SetRequestedBy(v.Subject).SetCreatedAt(a.k.Stamp()).Save(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -53,13 +53,13 @@ func (a *Service) StartCustomerImport(ctx context.Context, file io.Reader, forma
 		// The chunks stored so far go; the import stays, failed, for the record.
 		return nil, errors.Join(err, a.failCustomerImport(ctx, imp.ID, "the upload did not complete"))
 	}
-	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err = a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		queued, err := tx.Ent.CustomerImport.UpdateOneID(imp.ID).SetStatus(customerimport.StatusQueued).SetBytes(size).Save(ctx)
 		if err != nil {
 			return err
 		}
 		imp = queued
-		rc, err := a.Jobs()
+		rc, err := a.k.Jobs()
 		if err != nil {
 			return err
 		}
@@ -77,7 +77,7 @@ func (a *Service) storeImportFile(ctx context.Context, importID string, file io.
 		n, err := io.ReadFull(file, buf)
 		if n > 0 {
 			size += int64(n)
-			if err := a.DB.Ent.CustomerImportChunk.Create().SetImportID(importID).SetSeq(seq).SetData(buf[:n]).Exec(ctx); err != nil {
+			if err := a.k.DB.Ent.CustomerImportChunk.Create().SetImportID(importID).SetSeq(seq).SetData(buf[:n]).Exec(ctx); err != nil {
 				return size, err
 			}
 		}
@@ -99,12 +99,12 @@ func (a *Service) failCustomerImport(ctx context.Context, importID, reason strin
 // finishImport ends an import with status and drops its file, which holds
 // personal data the import no longer needs.
 func (a *Service) finishImport(ctx context.Context, importID string, status customerimport.Status, reason string) error {
-	return a.DB.InTx(ctx, func(tx storage.Tx) error {
+	return a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		if _, err := tx.Ent.CustomerImportChunk.Delete().Where(customerimportchunk.ImportID(importID)).Exec(ctx); err != nil {
 			return err
 		}
 		imp, err := tx.Ent.CustomerImport.UpdateOneID(importID).SetStatus(status).SetError(reason).
-			SetFinishedAt(a.Stamp()).Save(ctx)
+			SetFinishedAt(a.k.Stamp()).Save(ctx)
 		if err != nil {
 			return err
 		}
@@ -120,7 +120,7 @@ func (a *Service) recordImportProgress(ctx context.Context, c *ent.Client, imp *
 	if imp.Error != "" {
 		data["error"] = imp.Error
 	}
-	return outbox.Record(ctx, c, a.Stamp(), imp.TenantID, outbox.CustomerImportProgressed, imp.ID, data)
+	return outbox.Record(ctx, c, a.k.Stamp(), imp.TenantID, outbox.CustomerImportProgressed, imp.ID, data)
 }
 
 // CustomerImport returns one of the viewer's tenant's imports.
@@ -137,7 +137,7 @@ func (a *Service) customerImport(ctx context.Context, id string) (*ent.CustomerI
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
-	imp, err := a.DB.Ent.CustomerImport.Get(ctx, id)
+	imp, err := a.k.DB.Ent.CustomerImport.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, apperr.NotFound("import")
 	}
@@ -160,7 +160,7 @@ func (a *Service) CustomerImportProblems(ctx context.Context, id string, afterID
 	if _, err := a.customerImport(ctx, id); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.CustomerImportProblem.Query().
+	return a.k.DB.Ent.CustomerImportProblem.Query().
 		Where(customerimportproblem.ImportID(id), customerimportproblem.IDGT(afterID)).
 		Order(ent.Asc(customerimportproblem.FieldID)).Limit(limit).All(ctx)
 }
@@ -197,10 +197,10 @@ func (a *Service) runCustomerImport(ctx context.Context, id string) error {
 		return nil // done, or never queued
 	case customerimport.StatusQueued, customerimport.StatusRunning:
 	}
-	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err = a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		run := tx.Ent.CustomerImport.UpdateOneID(id).SetStatus(customerimport.StatusRunning)
 		if imp.StartedAt == nil {
-			run.SetStartedAt(a.Stamp())
+			run.SetStartedAt(a.k.Stamp())
 		}
 		if imp, err = run.Save(ctx); err != nil {
 			return err
@@ -237,7 +237,7 @@ func (a *Service) runCustomerImport(ctx context.Context, id string) error {
 // saveImportProgress records a committed batch: its counts, its refused
 // rows, and the line to resume after.
 func (a *Service) saveImportProgress(ctx context.Context, id string, line int, batch ImportResult, problems []ImportProblem) error {
-	return a.DB.InTx(ctx, func(tx storage.Tx) error {
+	return a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		for chunk := range slices.Chunk(problems, insertChunk) {
 			creates := make([]*ent.CustomerImportProblemCreate, len(chunk))
 			for i, p := range chunk {
@@ -272,7 +272,7 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 		if r.eof {
 			return 0, io.EOF
 		}
-		c, err := r.a.DB.Ent.CustomerImportChunk.Query().
+		c, err := r.a.k.DB.Ent.CustomerImportChunk.Query().
 			Where(customerimportchunk.ImportID(r.importID), customerimportchunk.Seq(r.seq)).Only(r.ctx)
 		switch {
 		case ent.IsNotFound(err):

@@ -143,7 +143,7 @@ func (a *Service) CreateCustomer(ctx context.Context, in CustomerInput) (*ent.Cu
 	if err := a.requireUnique(ctx, "", in.Email, cpf); err != nil {
 		return nil, err
 	}
-	id, err := a.createCustomer(ctx, in, cpf, a.Stamp())
+	id, err := a.createCustomer(ctx, in, cpf, a.k.Stamp())
 	if err != nil {
 		return nil, duplicateOr(err)
 	}
@@ -154,7 +154,7 @@ func (a *Service) CreateCustomer(ctx context.Context, in CustomerInput) (*ent.Cu
 // gave, in one transaction, and returns its id.
 func (a *Service) createCustomer(ctx context.Context, in CustomerInput, cpf string, now time.Time) (string, error) {
 	var id string
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		c, err := newCustomer(tx.Ent, in, cpf, now).Save(ctx)
 		if err != nil {
 			return err
@@ -243,8 +243,8 @@ func (a *Service) updateCustomer(ctx context.Context, id string, in CustomerInpu
 	// One transaction writes the customer and the history of the Consents
 	// it changes, under the customer's lock: an erasure committed first is
 	// seen (an erased customer takes no writes), one coming after waits.
-	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
-		old, err := a.LockCustomer(ctx, tx.Ent, id)
+	err = a.k.DB.InTx(ctx, func(tx storage.Tx) error {
+		old, err := a.k.LockCustomer(ctx, tx.Ent, id)
 		if err != nil {
 			return err
 		}
@@ -254,7 +254,7 @@ func (a *Service) updateCustomer(ctx context.Context, id string, in CustomerInpu
 		u := old.Update()
 		applyCustomerInput(u, in, cpf)
 		was := ConsentsOf(old)
-		now, at := was.applied(in.Consent), a.Stamp()
+		now, at := was.applied(in.Consent), a.k.Stamp()
 		if now != was {
 			u.SetConsentMarketingEmail(now[0]).SetConsentMarketingSms(now[1]).SetConsentMarketingWhatsapp(now[2]).
 				SetConsentDataSharing(now[3]).SetConsentUpdatedAt(at)
@@ -349,7 +349,7 @@ func setOrClear[T any](f opt.Field[T], set func(T) *ent.CustomerUpdateOne, unset
 // field for the caller).
 func (a *Service) requireUnique(ctx context.Context, self string, email opt.Field[string], cpf string) error {
 	check := func(field string, p predicate.Customer) error {
-		q := a.DB.Ent.Customer.Query().Where(p)
+		q := a.k.DB.Ent.Customer.Query().Where(p)
 		if self != "" {
 			q.Where(customer.IDNEQ(self))
 		}
@@ -407,7 +407,7 @@ func (a *Service) customer(ctx context.Context, id string) (*ent.Customer, error
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
-	c, err := a.DB.Ent.Customer.Query().Where(customer.ID(id), customer.ErasedAtIsNil()).
+	c, err := a.k.DB.Ent.Customer.Query().Where(customer.ID(id), customer.ErasedAtIsNil()).
 		WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) }).
 		Only(ctx)
 	if ent.IsNotFound(err) {

@@ -55,26 +55,26 @@ func (a *Service) lookUpDocument(ctx context.Context, doc string) (string, error
 			Message: fmt.Sprintf("too many lookups by document: each client may make %s (lookups/window); retry in %s",
 				q, d.RetryAfter.Round(time.Second))}
 	}
-	id, err := a.DB.Ent.Customer.Query().Where(CustomerWithDocument(doc), customer.ErasedAtIsNil()).OnlyID(ctx)
+	id, err := a.k.DB.Ent.Customer.Query().Where(CustomerWithDocument(doc), customer.ErasedAtIsNil()).OnlyID(ctx)
 	if ent.IsNotFound(err) {
 		id, err = "", nil
 	}
 	if err != nil {
 		return "", err
 	}
-	return id, schema.Audit(ctx, a.DB.Ent, "customer.looked_up", "customer", id, nil)
+	return id, schema.Audit(ctx, a.k.DB.Ent, "customer.looked_up", "customer", id, nil)
 }
 
 // documentLookups counts each client's document lookups (across processes
 // on PostgreSQL: Kernel.Limiter).
 func (a *Service) documentLookups() ratelimit.Counter {
-	a.lookupsOnce.Do(func() { a.lookups = a.Limiter("document-lookups", a.Now, 0) })
+	a.lookupsOnce.Do(func() { a.lookups = a.k.Limiter("document-lookups", a.k.Now, 0) })
 	return a.lookups
 }
 
 func (a *Service) documentLookupQuota() ratelimit.Quota {
-	if a.DocumentLookups.IsZero() {
+	if a.k.DocumentLookups.IsZero() {
 		return DefaultDocumentLookups
 	}
-	return a.DocumentLookups
+	return a.k.DocumentLookups
 }

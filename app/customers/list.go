@@ -232,11 +232,11 @@ func (a *Service) ListCustomers(ctx context.Context, f CustomerFilter, after *en
 		return err
 	}
 	if len(filters) == 0 {
-		err = page(a.DB.Ent)
+		err = page(a.k.DB.Ent)
 	} else {
 		// How selective a filter is depends on its value (a rare name, a
 		// common surname, a small segment): see WithCustomPlans.
-		err = a.DB.WithCustomPlans(ctx, page)
+		err = a.k.DB.WithCustomPlans(ctx, page)
 	}
 	if err != nil {
 		return nil, err
@@ -253,7 +253,7 @@ func (a *Service) ListCustomers(ctx context.Context, f CustomerFilter, after *en
 func (a *Service) customerTotal(ctx context.Context, unfiltered bool, filtered *ent.CustomerQuery, page *ent.CustomerConnection) (int, error) {
 	switch {
 	case unfiltered:
-		t, err := a.ViewerTenant(ctx)
+		t, err := a.k.ViewerTenant(ctx)
 		if err != nil {
 			return 0, err
 		}

@@ -68,7 +68,7 @@ func (a *Service) CreateSegment(ctx context.Context, in SegmentInput) (*ent.Segm
 		return nil, err
 	}
 	var seg *ent.Segment
-	err = a.DB.InTx(ctx, func(tx storage.Tx) (err error) {
+	err = a.k.DB.InTx(ctx, func(tx storage.Tx) (err error) {
 		if seg, err = tx.Ent.Segment.Create().SetName(*in.Name).SetNillableDescription(in.Description).SetNillableRule(in.Rule).Save(ctx); err != nil {
 			return err
 		}
@@ -104,7 +104,7 @@ func (a *Service) UpdateSegment(ctx context.Context, id string, in SegmentInput)
 		return nil, err
 	}
 	var seg *ent.Segment
-	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err = a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		old, err := a.lockSegment(ctx, tx.Ent, id)
 		if err != nil {
 			return err
@@ -174,7 +174,7 @@ func (a *Service) ListSegments(ctx context.Context, kind string, after *ent.Curs
 	if !kernel.ValidPageSize(first) {
 		p.Add("limit", "must be between 1 and %d", kernel.MaxPageSize)
 	}
-	q := a.DB.Ent.Segment.Query()
+	q := a.k.DB.Ent.Segment.Query()
 	switch kind {
 	case "":
 	case "static":
@@ -200,7 +200,7 @@ func (a *Service) Segment(ctx context.Context, id string) (*ent.Segment, error) 
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
-	seg, err := a.DB.Ent.Segment.Get(ctx, id)
+	seg, err := a.k.DB.Ent.Segment.Get(ctx, id)
 	return seg, kernel.NotFoundAs(err, "segment")
 }
 
@@ -236,7 +236,7 @@ func (a *Service) AddSegmentCustomers(ctx context.Context, segmentID string, cus
 		return nil, err
 	}
 	var seg *ent.Segment
-	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err = a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		if seg, err = a.lockStatic(ctx, tx.Ent, segmentID); err != nil {
 			return err
 		}
@@ -264,7 +264,7 @@ func (a *Service) RemoveSegmentCustomers(ctx context.Context, segmentID string, 
 		return nil, err
 	}
 	var seg *ent.Segment
-	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err = a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		if seg, err = a.lockStatic(ctx, tx.Ent, segmentID); err != nil {
 			return err
 		}
@@ -302,7 +302,7 @@ func (a *Service) ImportSegmentCPFs(ctx context.Context, segmentID string, cpfs 
 		digits = append(digits, d)
 	}
 	slices.Sort(digits)
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		seg, err := a.lockStatic(ctx, tx.Ent, segmentID)
 		if err != nil {
 			return err
@@ -370,7 +370,7 @@ func audienceMembers(field string) error {
 // twice. SQLite's write transactions are serial already (BEGIN IMMEDIATE).
 func (a *Service) lockSegment(ctx context.Context, c *ent.Client, id string) (*ent.Segment, error) {
 	q := c.Segment.Query().Where(segment.ID(id))
-	if a.DB.Dialect == dialect.Postgres {
+	if a.k.DB.Dialect == dialect.Postgres {
 		q.ForUpdate()
 	}
 	seg, err := q.Only(ctx)

@@ -49,11 +49,11 @@ func (a *Service) activeSet(ctx context.Context, from, to time.Time) (map[string
 	for _, q := range []interface {
 		Strings(context.Context) ([]string, error)
 	}{
-		a.DB.Ent.Sale.Query().Where(sale.SoldAtGTE(from), sale.SoldAtLT(to), sale.CustomerIDNotNil()).
+		a.k.DB.Ent.Sale.Query().Where(sale.SoldAtGTE(from), sale.SoldAtLT(to), sale.CustomerIDNotNil()).
 			Unique(true).Select(sale.FieldCustomerID),
-		a.DB.Ent.Redemption.Query().Where(redemption.CreatedAtGTE(from), redemption.CreatedAtLT(to)).
+		a.k.DB.Ent.Redemption.Query().Where(redemption.CreatedAtGTE(from), redemption.CreatedAtLT(to)).
 			Unique(true).Select(redemption.FieldCustomerID),
-		a.DB.Ent.PointsEntry.Query().Where(pointsentry.CreatedAtGTE(from), pointsentry.CreatedAtLT(to),
+		a.k.DB.Ent.PointsEntry.Query().Where(pointsentry.CreatedAtGTE(from), pointsentry.CreatedAtLT(to),
 			pointsentry.KindIn(pointsentry.KindCredit, pointsentry.KindBonus, pointsentry.KindDebit)).
 			Unique(true).Select(pointsentry.FieldCustomerID),
 	} {
@@ -118,7 +118,7 @@ func newPerformances(ids []string) map[string]*CampaignPerformance {
 // [from, to) (open on a nil side) to sums, from the rows. Money is summed
 // here, exactly, not by the database (SQLite keeps decimals as text).
 func (a *Service) sumRedemptions(ctx context.Context, from, to *time.Time, sums map[string]*CampaignPerformance) error {
-	q := a.DB.Ent.Redemption.Query().Where(redemption.CampaignIDIn(slices.Collect(maps.Keys(sums))...))
+	q := a.k.DB.Ent.Redemption.Query().Where(redemption.CampaignIDIn(slices.Collect(maps.Keys(sums))...))
 	if from != nil {
 		q.Where(redemption.CreatedAtGTE(from.UTC()))
 	}
@@ -186,7 +186,7 @@ func (k storeDay) sum(sums map[storeDay]*StoreDaySales) *StoreDaySales {
 // sumSales adds the sales within [from, to) to sums, by store and day in
 // loc, from the rows.
 func (a *Service) sumSales(ctx context.Context, from, to time.Time, loc *time.Location, sums map[storeDay]*StoreDaySales) error {
-	q := a.DB.Ent.Sale.Query().Where(sale.SoldAtGTE(from.UTC()), sale.SoldAtLT(to.UTC()))
+	q := a.k.DB.Ent.Sale.Query().Where(sale.SoldAtGTE(from.UTC()), sale.SoldAtLT(to.UTC()))
 	fetch := func(after string, limit int) ([]*ent.Sale, error) {
 		return q.Clone().Where(sale.IDGT(after)).Order(ent.Asc(sale.FieldID)).Limit(limit).
 			Select(sale.FieldID, sale.FieldStoreID, sale.FieldSoldAt, sale.FieldAmount, sale.FieldDiscountAmount, sale.FieldAmountPayable).
@@ -205,7 +205,7 @@ func (a *Service) sumSales(ctx context.Context, from, to time.Time, loc *time.Lo
 
 // storeDaySales lists sums with their stores, by day and store code.
 func (a *Service) storeDaySales(ctx context.Context, sums map[storeDay]*StoreDaySales) ([]*StoreDaySales, error) {
-	return withStores(ctx, a.DB.Ent, sums, func(s *StoreDaySales, st *ent.Store) string { s.Store = st; return s.Day })
+	return withStores(ctx, a.k.DB.Ent, sums, func(s *StoreDaySales, st *ent.Store) string { s.Store = st; return s.Day })
 }
 
 // withStores lists sums, each given its store by set (which answers its
@@ -252,7 +252,7 @@ func (a *Service) dashboardZone(ctx context.Context, from, to time.Time, tz stri
 		return nil, err
 	}
 	if tz == "" {
-		t, err := a.TenantSettings(ctx)
+		t, err := a.k.TenantSettings(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -320,7 +320,7 @@ func (a *Service) liabilityFromLedger(ctx context.Context, from, to time.Time, l
 	var lastCustomer, lastID string
 	var balance int64 // lastCustomer's balance before the entry at hand
 	for {
-		q := a.DB.Ent.PointsEntry.Query().Where(pointsentry.CreatedAtLT(to.UTC()))
+		q := a.k.DB.Ent.PointsEntry.Query().Where(pointsentry.CreatedAtLT(to.UTC()))
 		if lastCustomer != "" {
 			q.Where(pointsentry.Or(pointsentry.CustomerIDGT(lastCustomer),
 				pointsentry.And(pointsentry.CustomerID(lastCustomer), pointsentry.IDGT(lastID))))

@@ -31,7 +31,7 @@ func (a *Service) CampaignLift(ctx context.Context, c *ent.Campaign) (*experimen
 		return nil, nil
 	}
 	start, end := c.StartsAt, c.EndsAt
-	if now := a.Now(); now.Before(end) {
+	if now := a.k.Now(); now.Before(end) {
 		end = now
 	}
 	if end.Before(start) {
@@ -70,7 +70,7 @@ func (a *Service) CampaignLift(ctx context.Context, c *ent.Campaign) (*experimen
 // liftTargets are the ids of a campaign's target customers, read in one
 // query.
 func (a *Service) liftTargets(ctx context.Context, c *ent.Campaign) ([]string, error) {
-	q := a.DB.Ent.Customer.Query()
+	q := a.k.DB.Ent.Customer.Query()
 	switch {
 	case c.SegmentID != nil:
 		q.Where(customer.HasSegmentsWith(segment.ID(*c.SegmentID)))
@@ -112,7 +112,7 @@ func (a *Service) customersPaid(ctx context.Context, c *ent.Campaign, end time.T
 // [from, to), cancelled ones left out, read in batches; money is summed
 // here, exactly.
 func (a *Service) paidFromRows(ctx context.Context, from, to time.Time) (map[string]rollup.Paid, error) {
-	q := a.DB.Ent.Sale.Query().Where(sale.SoldAtGTE(from.UTC()), sale.SoldAtLT(to.UTC()), sale.CustomerIDNotNil(),
+	q := a.k.DB.Ent.Sale.Query().Where(sale.SoldAtGTE(from.UTC()), sale.SoldAtLT(to.UTC()), sale.CustomerIDNotNil(),
 		sale.StatusNEQ(sale.StatusCANCELLED))
 	fetch := func(after string, limit int) ([]*ent.Sale, error) {
 		return q.Clone().Where(sale.IDGT(after)).Order(ent.Asc(sale.FieldID)).Limit(limit).

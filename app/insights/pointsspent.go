@@ -39,7 +39,7 @@ func (a *Service) PointsSpentByStoreDay(ctx context.Context, from, to time.Time,
 	if err != nil {
 		return nil, err
 	}
-	q := a.DB.Ent.PointsEntry.Query().Where(pointsentry.CreatedAtGTE(from.UTC()), pointsentry.CreatedAtLT(to.UTC()),
+	q := a.k.DB.Ent.PointsEntry.Query().Where(pointsentry.CreatedAtGTE(from.UTC()), pointsentry.CreatedAtLT(to.UTC()),
 		debits, pointsentry.SourceKindEQ(pointsentry.SourceKindSale))
 	fetch := func(after string, limit int) ([]*ent.PointsEntry, error) {
 		return q.Clone().Where(pointsentry.IDGT(after)).Order(ent.Asc(pointsentry.FieldID)).Limit(limit).
@@ -56,7 +56,7 @@ func (a *Service) PointsSpentByStoreDay(ctx context.Context, from, to time.Time,
 	if err = cmp.Or(err, failed); err != nil {
 		return nil, err
 	}
-	return withStores(ctx, a.DB.Ent, sums, func(s *StoreDayPointsSpent, st *ent.Store) string { s.Store = st; return s.Day })
+	return withStores(ctx, a.k.DB.Ent, sums, func(s *StoreDayPointsSpent, st *ent.Store) string { s.Store = st; return s.Day })
 }
 
 // debits is kind = 'debit' as a literal, so that the databases use the
@@ -75,7 +75,7 @@ func (a *Service) sumPointsSpent(ctx context.Context, debits []*ent.PointsEntry,
 			ids = append(ids, *e.SourceID)
 		}
 	}
-	sales, err := a.DB.Ent.Sale.Query().Where(sale.IDIn(ids...)).Select(sale.FieldID, sale.FieldStoreID).All(ctx)
+	sales, err := a.k.DB.Ent.Sale.Query().Where(sale.IDIn(ids...)).Select(sale.FieldID, sale.FieldStoreID).All(ctx)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func (a *Service) sumPointsSpent(ctx context.Context, debits []*ent.PointsEntry,
 	for _, s := range sales {
 		stores[s.ID] = s.StoreID
 	}
-	payments, err := a.DB.Ent.SalePayment.Query().Where(salepayment.SaleIDIn(ids...), salepayment.HoldIDNotNil()).
+	payments, err := a.k.DB.Ent.SalePayment.Query().Where(salepayment.SaleIDIn(ids...), salepayment.HoldIDNotNil()).
 		Select(salepayment.FieldSaleID, salepayment.FieldAmount).All(ctx)
 	if err != nil {
 		return err

@@ -26,12 +26,12 @@ import (
 
 // rollups reads the rollups of the context's tenant.
 func (a *Service) rollups() rollup.Reader {
-	return rollup.Reader{Ent: a.DB.Ent}
+	return rollup.Reader{Ent: a.k.DB.Ent}
 }
 
 // rollupZone is the tenant's time zone, the one its rollups count days in.
 func (a *Service) rollupZone(ctx context.Context) (*time.Location, error) {
-	t, err := a.TenantSettings(ctx)
+	t, err := a.k.TenantSettings(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -197,14 +197,14 @@ var inDebt = predicate.PointsEntry(func(s *sql.Selector) {
 // entries read.
 func (a *Service) debtsAt(ctx context.Context, ends []time.Time) ([]int64, error) {
 	to := ends[len(ends)-1].UTC()
-	debtors, err := a.DB.Ent.PointsEntry.Query().Where(inDebt, pointsentry.CreatedAtLT(to)).Unique(true).
+	debtors, err := a.k.DB.Ent.PointsEntry.Query().Where(inDebt, pointsentry.CreatedAtLT(to)).Unique(true).
 		Select(pointsentry.FieldCustomerID).Strings(ctx)
 	if err != nil {
 		return nil, err
 	}
 	changes := make([]int64, len(ends))
 	for batch := range slices.Chunk(debtors, dashboardBatch) {
-		entries, err := a.DB.Ent.PointsEntry.Query().Where(pointsentry.CustomerIDIn(batch...), pointsentry.CreatedAtLT(to)).
+		entries, err := a.k.DB.Ent.PointsEntry.Query().Where(pointsentry.CustomerIDIn(batch...), pointsentry.CreatedAtLT(to)).
 			Order(ent.Asc(pointsentry.FieldCustomerID), ent.Asc(pointsentry.FieldID)).
 			Select(pointsentry.FieldCustomerID, pointsentry.FieldCreatedAt, pointsentry.FieldDebtAfter).All(ctx)
 		if err != nil {
@@ -229,7 +229,7 @@ func (a *Service) debtsAt(ctx context.Context, ends []time.Time) ([]int64, error
 // pointsMoved sums the points the ledger moved within [from, to), from the
 // rows.
 func (a *Service) pointsMoved(ctx context.Context, from, to time.Time) (int64, error) {
-	moved, err := a.DB.Ent.PointsEntry.Query().
+	moved, err := a.k.DB.Ent.PointsEntry.Query().
 		Where(pointsentry.CreatedAtGTE(from.UTC()), pointsentry.CreatedAtLT(to.UTC())).
 		Select(pointsentry.FieldPoints).Ints(ctx)
 	var sum int64
@@ -248,7 +248,7 @@ func (a *Service) RebuildRollups(ctx context.Context, tenantID string) ([]string
 		return nil, err
 	}
 	ctx = viewer.SystemContext(ctx)
-	q := a.DB.Ent.Tenant.Query()
+	q := a.k.DB.Ent.Tenant.Query()
 	if tenantID != "" {
 		q.Where(tenant.ID(tenantID))
 	}
@@ -260,8 +260,8 @@ func (a *Service) RebuildRollups(ctx context.Context, tenantID string) ([]string
 		return nil, apperr.NotFound("tenant")
 	}
 	for _, id := range ids {
-		err := a.DB.InTx(ctx, func(tx storage.Tx) error {
-			return rollup.Rebuild(ctx, tx.SQL, a.DB.Rebind, id)
+		err := a.k.DB.InTx(ctx, func(tx storage.Tx) error {
+			return rollup.Rebuild(ctx, tx.SQL, a.k.DB.Rebind, id)
 		})
 		if err != nil {
 			return nil, err

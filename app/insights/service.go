@@ -11,8 +11,12 @@ import (
 
 // Service owns the operations of the insights context.
 type Service struct {
-	*kernel.Kernel
+	k *kernel.Kernel // what every context shares: private, so the exported methods are the operations
 	// Scoring gives a campaign's predictive segment its members, the
 	// audience its lift compares.
 	Scoring *scoring.Service
 }
+
+// New is the context's service over k, the kernel every context shares;
+// the composition root (app.New) sets the services it depends on.
+func New(k *kernel.Kernel) *Service { return &Service{k: k} }

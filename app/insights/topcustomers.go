@@ -71,7 +71,7 @@ func (a *Service) TopCustomers(ctx context.Context, from, to time.Time, first in
 	for i, r := range ranked {
 		ids[i] = r.Customer.ID
 	}
-	found, err := a.DB.Ent.Customer.Query().Where(customer.IDIn(ids...)).All(ctx)
+	found, err := a.k.DB.Ent.Customer.Query().Where(customer.IDIn(ids...)).All(ctx)
 	if err != nil {
 		return nil, err
 	}

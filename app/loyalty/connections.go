@@ -16,6 +16,6 @@ func (a *Service) PointsEntryConnection(ctx context.Context, p kernel.Page, orde
 	if err := Rules.PointsEntryConnection.Allow(ctx); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.PointsEntry.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
+	return a.k.DB.Ent.PointsEntry.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
 		ent.WithPointsEntryOrder(order), ent.WithPointsEntryFilter(where.Filter))
 }

@@ -155,7 +155,7 @@ func (a *Service) CreditPoints(ctx context.Context, in CreditInput) (*PointsMove
 		return err
 	})
 	if err == nil {
-		a.Recorder().PointsCredited(kernel.SourceAPI, credited)
+		a.k.Recorder().PointsCredited(kernel.SourceAPI, credited)
 	}
 	return out, ledgerError(err)
 }
@@ -262,7 +262,7 @@ func (a *Service) AdjustPoints(ctx context.Context, in AdjustInput) (*PointsMove
 		return nil
 	})
 	if err == nil && in.Points > 0 {
-		a.Recorder().PointsCredited(kernel.SourceAdjustment, in.Points)
+		a.k.Recorder().PointsCredited(kernel.SourceAdjustment, in.Points)
 	}
 	return out, ledgerError(err)
 }
@@ -307,15 +307,15 @@ func (a *Service) Balance(ctx context.Context, customerID string) (*PointsBalanc
 	if err := kernel.Guarded("customer_id", customerID); err != nil {
 		return nil, err
 	}
-	cust, err := a.DB.Ent.Customer.Query().Where(customer.ID(customerID)).WithTenant().Only(ctx)
+	cust, err := a.k.DB.Ent.Customer.Query().Where(customer.ID(customerID)).WithTenant().Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, apperr.NotFound("customer")
 	}
 	if err != nil {
 		return nil, err
 	}
-	now := a.Now().UTC()
-	lots, err := a.DB.Ent.PointsLot.Query().
+	now := a.k.Now().UTC()
+	lots, err := a.k.DB.Ent.PointsLot.Query().
 		Where(pointslot.CustomerID(cust.ID), pointslot.RemainingGT(0), pointslot.ExpiresAtLTE(now.Add(expiringWindow))).
 		Order(ent.Asc(pointslot.FieldExpiresAt), ent.Asc(pointslot.FieldID)).
 		All(ctx)
@@ -331,7 +331,7 @@ func (a *Service) Balance(ctx context.Context, customerID string) (*PointsBalanc
 	if err != nil {
 		return nil, err
 	}
-	if b.EarnedLast12Months, err = ledger.EarnedSince(ctx, a.DB.Ent, cust.ID, points.LevelWindowStart(now, loc)); err != nil {
+	if b.EarnedLast12Months, err = ledger.EarnedSince(ctx, a.k.DB.Ent, cust.ID, points.LevelWindowStart(now, loc)); err != nil {
 		return nil, err
 	}
 	if next, missing, ok := ledger.Thresholds(cust.Edges.Tenant).Next(b.EarnedLast12Months); ok {
@@ -359,14 +359,14 @@ func (a *Service) Statement(ctx context.Context, customerID string, f StatementF
 	if f.From != nil && f.To != nil && !f.From.Before(*f.To) {
 		return nil, apperr.Invalid("to", "must be after from")
 	}
-	exists, err := a.DB.Ent.Customer.Query().Where(customer.ID(customerID)).Exist(ctx)
+	exists, err := a.k.DB.Ent.Customer.Query().Where(customer.ID(customerID)).Exist(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if !exists {
 		return nil, apperr.NotFound("customer")
 	}
-	q := a.DB.Ent.PointsEntry.Query().Where(pointsentry.CustomerID(customerID))
+	q := a.k.DB.Ent.PointsEntry.Query().Where(pointsentry.CustomerID(customerID))
 	if f.From != nil {
 		q.Where(pointsentry.CreatedAtGTE(f.From.UTC()))
 	}
@@ -395,7 +395,7 @@ func (a *Service) byLevel(ctx context.Context) ([]LevelLiability, error) {
 		Count  int    `json:"count"`
 		Points int64  `json:"points"`
 	}
-	err := a.DB.Ent.Customer.Query().GroupBy(customer.FieldLevel).
+	err := a.k.DB.Ent.Customer.Query().GroupBy(customer.FieldLevel).
 		Aggregate(ent.As(ent.Count(), "count"), ent.As(ent.Sum(customer.FieldPointsBalance), "points")).
 		Scan(ctx, &rows)
 	if err != nil {
@@ -446,7 +446,7 @@ func (a *Service) PointsLiability(ctx context.Context) (*Liability, error) {
 	for _, ll := range byLevel {
 		l.Total += ll.Points
 	}
-	lots, err := a.DB.Ent.PointsLot.Query().Where(pointslot.RemainingGT(0)).
+	lots, err := a.k.DB.Ent.PointsLot.Query().Where(pointslot.RemainingGT(0)).
 		Order(ent.Asc(pointslot.FieldExpiresAt)).
 		Select(pointslot.FieldExpiresAt, pointslot.FieldRemaining).All(ctx)
 	if err != nil {

@@ -66,7 +66,7 @@ func (a *Service) HoldOrderPoints(ctx context.Context, in OrderHoldInput) (*Orde
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	tenant, err := a.TenantSettings(ctx)
+	tenant, err := a.k.TenantSettings(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (a *Service) onlineHold(ctx context.Context, c *ent.Client, id, order strin
 	if err != nil {
 		return nil, err
 	}
-	if _, err := a.LockCustomer(ctx, c, hold.CustomerID); err != nil {
+	if _, err := a.k.LockCustomer(ctx, c, hold.CustomerID); err != nil {
 		return nil, err
 	}
 	if hold, err = c.PointsHold.Get(ctx, id); err != nil { // re-read under the lock
@@ -146,12 +146,12 @@ func (a *Service) CaptureOrderPoints(ctx context.Context, id string, in CaptureI
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	tenant, err := a.TenantSettings(ctx)
+	tenant, err := a.k.TenantSettings(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out *OrderHold
-	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err = a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		c := tx.Ent
 		hold, err := a.onlineHold(ctx, c, id, in.OrderID)
 		if err != nil {
@@ -224,7 +224,7 @@ func (a *Service) RollbackOrderPoints(ctx context.Context, id, reason string) (*
 		return nil, apperr.Invalid("reason", "is required (at most 500 characters)")
 	}
 	var out *OrderHold
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		c := tx.Ent
 		hold, err := a.onlineHold(ctx, c, id, "")
 		if err != nil {
@@ -259,7 +259,7 @@ func (a *Service) RollbackOrderPoints(ctx context.Context, id, reason string) (*
 				return err
 			}
 		}
-		out.Hold, err = hold.Update().SetStatus(pointshold.StatusReleased).SetClosedAt(a.Stamp()).Save(ctx)
+		out.Hold, err = hold.Update().SetStatus(pointshold.StatusReleased).SetClosedAt(a.k.Stamp()).Save(ctx)
 		return err
 	})
 	if err != nil {

@@ -107,7 +107,7 @@ func (a *Service) ReversePoints(ctx context.Context, in ReverseInput) (*PointsMo
 	err := a.pointsTx(ctx, in.CustomerID, func(tx storage.Tx) error {
 		c := tx.Ent
 		l := a.ledger()
-		cust, err := a.LockCustomer(ctx, c, in.CustomerID)
+		cust, err := a.k.LockCustomer(ctx, c, in.CustomerID)
 		if err != nil {
 			return err
 		}
@@ -169,10 +169,10 @@ func (a *Service) ReversePoints(ctx context.Context, in ReverseInput) (*PointsMo
 			"customer_id": cust.ID, "points": pts, "balance_after": res.Entry.BalanceAfter, "debt_after": res.Entry.DebtAfter,
 			"source": "order", "source_id": in.ReversalID, "order_id": in.OrderID,
 		}
-		return outbox.Record(ctx, c, a.Stamp(), cust.TenantID, outbox.PointsReversed, cust.ID, event)
+		return outbox.Record(ctx, c, a.k.Stamp(), cust.TenantID, outbox.PointsReversed, cust.ID, event)
 	})
 	if err == nil && event != nil {
-		a.Recorder().PointsReversed(kernel.SourceAPI, -out.Entry.Points)
+		a.k.Recorder().PointsReversed(kernel.SourceAPI, -out.Entry.Points)
 	}
 	return out, ledgerError(err)
 }
@@ -187,7 +187,7 @@ func (a *Service) rollBackOrder(ctx context.Context, c *ent.Client, customerID, 
 		return err
 	}
 	for _, red := range reds {
-		if err := a.Campaigns.RollBack(ctx, c, red, reason, a.Stamp()); err != nil {
+		if err := a.Campaigns.RollBack(ctx, c, red, reason, a.k.Stamp()); err != nil {
 			return err
 		}
 	}
@@ -211,7 +211,7 @@ func (a *Service) RollbackRedemption(ctx context.Context, id, reason string) (*e
 	}
 	var out *ent.Redemption
 	var reversed int64
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		reversed = 0 // a run again after a conflict counts afresh
 		c := tx.Ent
 		red, err := c.Redemption.Get(ctx, id)
@@ -222,14 +222,14 @@ func (a *Service) RollbackRedemption(ctx context.Context, id, reason string) (*e
 			return err
 		}
 		l := a.ledger()
-		if _, err := a.LockCustomer(ctx, c, red.CustomerID); err != nil {
+		if _, err := a.k.LockCustomer(ctx, c, red.CustomerID); err != nil {
 			return err
 		}
 		if red, err = c.Redemption.Get(ctx, id); err != nil || red.RolledBackAt != nil {
 			out = red
 			return err
 		}
-		now := a.Stamp()
+		now := a.k.Stamp()
 		if err := a.Campaigns.RollBack(ctx, c, red, strings.TrimSpace(reason), now); err != nil {
 			return err
 		}
@@ -264,7 +264,7 @@ func (a *Service) RollbackRedemption(ctx context.Context, id, reason string) (*e
 		return err
 	})
 	if err == nil {
-		a.Recorder().PointsReversed(kernel.SourceRedemption, reversed)
+		a.k.Recorder().PointsReversed(kernel.SourceRedemption, reversed)
 	}
 	return out, ledgerError(err)
 }

@@ -17,7 +17,7 @@ import (
 
 // Service owns the operations of the loyalty context.
 type Service struct {
-	*kernel.Kernel
+	k         *kernel.Kernel // what every context shares: private, so the exported methods are the operations
 	Campaigns *campaigns.Service
 	Audiences *audiences.Service
 }
@@ -26,7 +26,7 @@ type Service struct {
 // refreshes the customer's audiences in it: a balance, and the level it
 // may move, are facts a rule can name, current when the move commits.
 func (a *Service) pointsTx(ctx context.Context, customerID string, fn func(tx storage.Tx) error) error {
-	return a.DB.InTx(ctx, func(tx storage.Tx) error {
+	return a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		if err := fn(tx); err != nil {
 			return err
 		}
@@ -36,5 +36,9 @@ func (a *Service) pointsTx(ctx context.Context, customerID string, fn func(tx st
 
 // ledger is the points ledger on the service's database and clock.
 func (a *Service) ledger() ledger.Ledger {
-	return ledger.Ledger{Dialect: a.DB.Dialect, Now: a.Now}
+	return ledger.Ledger{Dialect: a.k.DB.Dialect, Now: a.k.Now}
 }
+
+// New is the context's service over k, the kernel every context shares;
+// the composition root (app.New) sets the services it depends on.
+func New(k *kernel.Kernel) *Service { return &Service{k: k} }

@@ -108,7 +108,7 @@ func (a *Service) Offer(ctx context.Context, c *ent.Client, t *ent.Tenant, cust 
 		return o, nil
 	}
 	var err error
-	if o.Available, err = ledger.Available(ctx, c, cust, a.Stamp()); err != nil {
+	if o.Available, err = ledger.Available(ctx, c, cust, a.k.Stamp()); err != nil {
 		return nil, err
 	}
 	o.MaxAmount = rules.MaxAmount(o.Available, total)
@@ -141,7 +141,7 @@ func (a *Service) HoldPoints(ctx context.Context, t *ent.Tenant, in HoldRequest)
 	if err := p.Err(); err != nil {
 		return nil, false, err
 	}
-	level, err := LevelFor(ctx, a.DB.Ent, t, customer.ID(in.CustomerID))
+	level, err := LevelFor(ctx, a.k.DB.Ent, t, customer.ID(in.CustomerID))
 	if err != nil {
 		return nil, false, err
 	}
@@ -159,7 +159,7 @@ func (a *Service) HoldPoints(ctx context.Context, t *ent.Tenant, in HoldRequest)
 	case in.Total != nil && in.Amount.GreaterThan(in.Total.Mul(rules.MaxShare)):
 		return nil, false, pointsOverShare(in.Amount, *in.Total, rules.MaxShare)
 	}
-	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err = a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		var err error
 		hold, replayed, err = a.ledger().PlaceHold(ctx, tx.Ent, ledger.Hold{CustomerID: in.CustomerID,
 			Channel: pointshold.Channel(in.Channel), Session: in.Session, StoreCode: in.StoreCode, Points: n, Amount: in.Amount})
@@ -195,7 +195,7 @@ func CheckPointsShare(t *ent.Tenant, level customer.Level, paid, total decimal.D
 // already answers as it is).
 func (a *Service) ReleaseHold(ctx context.Context, owner ledger.HoldOwner, id string) (*ent.PointsHold, error) {
 	var hold *ent.PointsHold
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		var err error
 		hold, err = a.ledger().ReleaseHold(ctx, tx.Ent, owner, id)
 		return err

@@ -55,7 +55,7 @@ func (a *Service) CreditSale(ctx context.Context, c *ent.Client, sale SalePoints
 	locked := sale.Customer
 	if locked == nil {
 		var err error
-		if locked, err = a.LockCustomer(ctx, c, sale.CustomerID); err != nil {
+		if locked, err = a.k.LockCustomer(ctx, c, sale.CustomerID); err != nil {
 			return 0, err
 		}
 	}

@@ -30,8 +30,8 @@ func (a *Service) ExpirePoints(ctx context.Context, _ jobs.ExpirePoints) error {
 		return err
 	}
 	l := a.ledger()
-	lots, err := a.DB.Ent.PointsLot.Query().
-		Where(pointslot.RemainingGT(0), pointslot.ExpiresAtLTE(a.Now().UTC()), pointslot.PendingUntilIsNil()).
+	lots, err := a.k.DB.Ent.PointsLot.Query().
+		Where(pointslot.RemainingGT(0), pointslot.ExpiresAtLTE(a.k.Now().UTC()), pointslot.PendingUntilIsNil()).
 		Order(ent.Asc(pointslot.FieldExpiresAt)).Limit(kernel.UpkeepBatch).
 		All(viewer.SystemContext(ctx))
 	if err != nil {
@@ -53,11 +53,11 @@ func (a *Service) ReleasePendingPoints(ctx context.Context, _ jobs.ReleasePendin
 		return err
 	}
 	l := a.ledger()
-	if _, err := l.ReleaseLapsed(viewer.SystemContext(ctx), a.DB.Ent); err != nil {
+	if _, err := l.ReleaseLapsed(viewer.SystemContext(ctx), a.k.DB.Ent); err != nil {
 		return fmt.Errorf("releasing lapsed points holds: %w", err)
 	}
-	lots, err := a.DB.Ent.PointsLot.Query().
-		Where(pointslot.PendingUntilLTE(a.Now().UTC())).
+	lots, err := a.k.DB.Ent.PointsLot.Query().
+		Where(pointslot.PendingUntilLTE(a.k.Now().UTC())).
 		Order(ent.Asc(pointslot.FieldPendingUntil)).Limit(kernel.UpkeepBatch).
 		All(viewer.SystemContext(ctx))
 	if err != nil {
@@ -77,7 +77,7 @@ func (a *Service) eachLot(ctx context.Context, lots []*ent.PointsLot, doing stri
 	fn func(ctx context.Context, tx storage.Tx, lot *ent.PointsLot) error) error {
 	for _, lot := range lots {
 		tctx := viewer.TenantContext(ctx, lot.TenantID)
-		if err := a.DB.InTx(tctx, func(tx storage.Tx) error { return fn(tctx, tx, lot) }); err != nil {
+		if err := a.k.DB.InTx(tctx, func(tx storage.Tx) error { return fn(tctx, tx, lot) }); err != nil {
 			return fmt.Errorf("%s lot %s: %w", doing, lot.ID, err)
 		}
 	}
@@ -90,8 +90,8 @@ func (a *Service) NotifyExpiringPoints(ctx context.Context, _ jobs.NotifyExpirin
 	if err := Rules.NotifyExpiringPoints.Allow(ctx); err != nil {
 		return err
 	}
-	now := a.Stamp()
-	lots, err := a.DB.Ent.PointsLot.Query().
+	now := a.k.Stamp()
+	lots, err := a.k.DB.Ent.PointsLot.Query().
 		Where(pointslot.RemainingGT(0), pointslot.ExpiringNotifiedAtIsNil(),
 			pointslot.ExpiresAtGT(now), pointslot.ExpiresAtLTE(now.Add(ExpiringNoticeWindow))).
 		Order(ent.Asc(pointslot.FieldExpiresAt)).Limit(kernel.UpkeepBatch).
@@ -103,7 +103,7 @@ func (a *Service) NotifyExpiringPoints(ctx context.Context, _ jobs.NotifyExpirin
 		// The customer first (lockCustomer's lock order). The conditional
 		// update claims the lot: a concurrent run finds it claimed and
 		// records nothing, and a lot spent since the listing gets no notice.
-		if _, err := a.LockCustomer(ctx, tx.Ent, lot.CustomerID); err != nil {
+		if _, err := a.k.LockCustomer(ctx, tx.Ent, lot.CustomerID); err != nil {
 			return err
 		}
 		n, err := tx.Ent.PointsLot.Update().
@@ -136,7 +136,7 @@ func (a *Service) RecomputeLevels(ctx context.Context, _ jobs.RecomputeLevels) e
 	after := ""
 	for {
 		// Bronze is the floor: only higher levels can fall with time.
-		q := a.DB.Ent.Customer.Query().Where(customer.LevelNEQ(customer.LevelBronze)).
+		q := a.k.DB.Ent.Customer.Query().Where(customer.LevelNEQ(customer.LevelBronze)).
 			Order(ent.Asc(customer.FieldID)).Limit(kernel.UpkeepBatch)
 		if after != "" {
 			q.Where(customer.IDGT(after))
@@ -147,8 +147,8 @@ func (a *Service) RecomputeLevels(ctx context.Context, _ jobs.RecomputeLevels) e
 		}
 		for _, c := range custs {
 			tctx := viewer.TenantContext(ctx, c.TenantID)
-			err := a.DB.InTx(tctx, func(tx storage.Tx) error {
-				cust, err := a.LockCustomer(tctx, tx.Ent, c.ID)
+			err := a.k.DB.InTx(tctx, func(tx storage.Tx) error {
+				cust, err := a.k.LockCustomer(tctx, tx.Ent, c.ID)
 				if err != nil {
 					return err
 				}
@@ -187,7 +187,7 @@ func (a *Service) CreditCashback(ctx context.Context, args jobs.CreditCashback) 
 	tenantID, redemptionID := args.TenantID, args.RedemptionID
 	ctx = viewer.TenantContext(ctx, tenantID)
 	var credited int64
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		red, err := tx.Ent.Redemption.Query().Where(redemption.ID(redemptionID)).WithCampaign().Only(ctx)
 		if err != nil {
 			return fmt.Errorf("redemption %s: %w", redemptionID, err)
@@ -215,7 +215,7 @@ func (a *Service) CreditCashback(ctx context.Context, args jobs.CreditCashback) 
 		return a.Audiences.Refresh(ctx, tx, red.CustomerID)
 	})
 	if err == nil {
-		a.Recorder().PointsCredited(kernel.SourceCashback, credited)
+		a.k.Recorder().PointsCredited(kernel.SourceCashback, credited)
 	}
 	return err
 }

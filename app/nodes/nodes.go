@@ -16,7 +16,7 @@ func (a *Service) Node(ctx context.Context, id string) (ent.Noder, error) {
 	if err := Rules.Node.Allow(ctx); err != nil {
 		return nil, err
 	}
-	n, err := a.DB.Ent.Noder(ctx, id, ent.WithNodeType(pid.NodeType))
+	n, err := a.k.DB.Ent.Noder(ctx, id, ent.WithNodeType(pid.NodeType))
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +33,7 @@ func (a *Service) Nodes(ctx context.Context, ids []string) ([]ent.Noder, error) 
 	if err := Rules.Nodes.Allow(ctx); err != nil {
 		return nil, err
 	}
-	nodes, err := a.DB.Ent.Noders(ctx, ids, ent.WithNodeType(pid.NodeType))
+	nodes, err := a.k.DB.Ent.Noders(ctx, ids, ent.WithNodeType(pid.NodeType))
 	if err != nil {
 		return nil, err
 	}

@@ -138,11 +138,11 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 	if doc == "" || in.IgnoreDiscount {
 		return out, nil
 	}
-	live, err := a.LiveCampaigns(ctx)
+	live, err := a.k.LiveCampaigns(ctx)
 	if err != nil {
 		return nil, err
 	}
-	tenant, err := a.TenantSettings(ctx)
+	tenant, err := a.k.TenantSettings(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -193,10 +193,10 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 	if len(cart.Items) == 0 {
 		return a.withPointsOffer(ctx, tenant, cust, out)
 	}
-	if err := a.Campaigns.EnrichFromCatalogue(ctx, a.DB.Ent, cart.Items, discounts); err != nil {
+	if err := a.Campaigns.EnrichFromCatalogue(ctx, a.k.DB.Ent, cart.Items, discounts); err != nil {
 		return nil, err
 	}
-	groups, err := a.StoreGroupsAt(ctx, discounts, in.StoreID)
+	groups, err := a.k.StoreGroupsAt(ctx, discounts, in.StoreID)
 	if err != nil {
 		return nil, err
 	}
@@ -207,8 +207,8 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 	// Only the discounts chosen need their counters read: the best of an
 	// item does not change when a campaign not chosen is taken away.
 	var chosen [][]itemDiscount
-	_, _, err = campaignrules.EvaluateChosen(ctx, a.DB.Ent, live.Discounts, cart, eligibility.Context{
-		Now: a.Now().UTC(), Channel: channelPOS, Store: in.StoreID, StoreGroups: groups, Zone: zone, Segments: segments,
+	_, _, err = campaignrules.EvaluateChosen(ctx, a.k.DB.Ent, live.Discounts, cart, eligibility.Context{
+		Now: a.k.Now().UTC(), Channel: channelPOS, Store: in.StoreID, StoreGroups: groups, Zone: zone, Segments: segments,
 		CustomerRedemptions: used, PointsPerReal: tenant.PointsPerReal, Coupon: couponCampaign, CustomerID: cust.ID,
 	}, func(eligible []eligibility.Eligible) []string {
 		chosen = itemDiscounts(eligible, len(cart.Items))

@@ -16,6 +16,6 @@ func (a *Service) SaleConnection(ctx context.Context, p kernel.Page, order *ent.
 	if err := Rules.SaleConnection.Allow(ctx); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.Sale.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
+	return a.k.DB.Ent.Sale.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
 		ent.WithSaleOrder(order), ent.WithSaleFilter(where.Filter))
 }

@@ -126,7 +126,7 @@ func (a *Service) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Iden
 	if err := p.Malformed(); err != nil {
 		return nil, err
 	}
-	tenant, err := a.TenantSettings(ctx)
+	tenant, err := a.k.TenantSettings(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -135,9 +135,9 @@ func (a *Service) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Iden
 		phone = in.Customer.Phone
 	}
 	fields := spendingFields(tenant, identified...)
-	cust, err := a.findOrPreRegister(ctx, a.DB.Ent, tenant, documentCustomer(a.DB.Ent, doc).Select(fields...), doc, string(typ), phone)
+	cust, err := a.findOrPreRegister(ctx, a.k.DB.Ent, tenant, documentCustomer(a.k.DB.Ent, doc).Select(fields...), doc, string(typ), phone)
 	if ent.IsConstraintError(err) { // pre-registered by a concurrent identify
-		cust, err = documentCustomer(a.DB.Ent, doc).Select(fields...).Only(ctx)
+		cust, err = documentCustomer(a.k.DB.Ent, doc).Select(fields...).Only(ctx)
 	}
 	if err != nil {
 		return nil, err

@@ -48,7 +48,7 @@ func (a *Service) pointsOffer(ctx context.Context, t *ent.Tenant, cust *ent.Cust
 	if !slices.Contains(t.PointsSpendChannels, loyalty.ChannelPOS) {
 		return nil, nil
 	}
-	return a.Loyalty.Offer(ctx, a.DB.Ent, t, cust, loyalty.ChannelPOS, total)
+	return a.Loyalty.Offer(ctx, a.k.DB.Ent, t, cust, loyalty.ChannelPOS, total)
 }
 
 // HoldPoints reserves, for ledger.HoldTTL, the points that pay in.Amount of
@@ -81,11 +81,11 @@ func (a *Service) HoldPoints(ctx context.Context, in PointsHoldInput) (hold *ent
 	if err := p.Malformed(); err != nil {
 		return nil, false, err
 	}
-	tenant, err := a.TenantSettings(ctx)
+	tenant, err := a.k.TenantSettings(ctx)
 	if err != nil {
 		return nil, false, err
 	}
-	cust, err := a.DB.Ent.Customer.Query().Where(customers.CustomerWithDocument(doc)).Select(customer.FieldID).Only(ctx)
+	cust, err := a.k.DB.Ent.Customer.Query().Where(customers.CustomerWithDocument(doc)).Select(customer.FieldID).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, false, apperr.NotFound("customer")
 	}

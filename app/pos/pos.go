@@ -249,7 +249,7 @@ func (a *Service) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, er
 	if err := kernel.GuardedPOS("", in); err != nil {
 		return nil, err
 	}
-	tenant, err := a.TenantSettings(ctx)
+	tenant, err := a.k.TenantSettings(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +261,7 @@ func (a *Service) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, er
 	if err != nil {
 		return nil, err
 	}
-	st, err := a.DB.Ent.Store.Query().Where(store.Code(in.StoreID)).Only(ctx)
+	st, err := a.k.DB.Ent.Store.Query().Where(store.Code(in.StoreID)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, &apperr.Error{Kind: apperr.KindNotFound, Code: "not_found", Field: "sale.store.id",
 			Message: "no store with code " + in.StoreID}
@@ -273,14 +273,14 @@ func (a *Service) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, er
 	if err != nil {
 		return nil, err
 	}
-	if _, err := in.pointsPayment(ctx, a.DB.Ent, tenant, doc); err != nil {
+	if _, err := in.pointsPayment(ctx, a.k.DB.Ent, tenant, doc); err != nil {
 		return nil, err
 	}
 	done := a.commitSale(&saleWrite{ctx: ctx, in: in, storeID: st.ID, doc: doc, typ: string(typ), discount: discount,
 		done: make(chan saleWritten, 1)})
 	if ent.IsConstraintError(done.err) {
 		// The same receipt registered by a concurrent request.
-		return a.DB.Ent.Sale.Query().Where(sale.StoreID(st.ID), sale.ExternalID(in.SaleID)).Only(ctx)
+		return a.k.DB.Ent.Sale.Query().Where(sale.StoreID(st.ID), sale.ExternalID(in.SaleID)).Only(ctx)
 	}
 	return done.sale, done.err
 }
@@ -296,7 +296,7 @@ func (a *Service) SaleOutcome(ctx context.Context, ref, storeCode string) (*ent.
 		// PostgreSQL would fail the query instead of finding none.
 		return nil, &apperr.Error{Kind: apperr.KindNotFound, Code: "not_found", Message: "no such sale"}
 	}
-	q := a.DB.Ent.Sale.Query().WithStore().WithReturns(func(q *ent.SaleReturnQuery) {
+	q := a.k.DB.Ent.Sale.Query().WithStore().WithReturns(func(q *ent.SaleReturnQuery) {
 		q.Order(ent.Asc(salereturn.FieldCreatedAt), ent.Asc(salereturn.FieldID))
 	})
 	if strings.HasPrefix(ref, "sal_") {

@@ -46,7 +46,7 @@ func (a *Service) ProcessSaleReturn(ctx context.Context, args jobs.ProcessSaleRe
 	}
 	ctx = schema.RememberVisible(viewer.TenantContext(ctx, args.TenantID))
 	var done *returnsProcessed
-	err := a.DB.InTx(ctx, func(tx storage.Tx) (err error) {
+	err := a.k.DB.InTx(ctx, func(tx storage.Tx) (err error) {
 		done, err = a.processSaleReturn(ctx, tx, args.ReturnID)
 		return err
 	})
@@ -54,9 +54,9 @@ func (a *Service) ProcessSaleReturn(ctx context.Context, args jobs.ProcessSaleRe
 		return err
 	}
 	for kind, n := range done.applied {
-		a.Recorder().ReturnsProcessed(string(kind), n)
+		a.k.Recorder().ReturnsProcessed(string(kind), n)
 	}
-	a.Recorder().PointsReversed(kernel.SourceReturn, done.pointsReversed)
+	a.k.Recorder().PointsReversed(kernel.SourceReturn, done.pointsReversed)
 	return nil
 }
 
@@ -84,11 +84,11 @@ func (a *Service) processSaleReturn(ctx context.Context, tx storage.Tx, returnID
 		return nil, ErrSaleNotProcessed
 	}
 	if s.CustomerID != nil {
-		if _, err := a.LockCustomer(ctx, c, *s.CustomerID); err != nil {
+		if _, err := a.k.LockCustomer(ctx, c, *s.CustomerID); err != nil {
 			return nil, err
 		}
 	}
-	if a.DB.Dialect == dialect.Postgres {
+	if a.k.DB.Dialect == dialect.Postgres {
 		if s, err = c.Sale.Query().Where(sale.ID(s.ID)).ForUpdate(entsql.WithLockTables(sale.Table)).Only(ctx); err != nil {
 			return nil, err
 		}
@@ -99,7 +99,7 @@ func (a *Service) processSaleReturn(ctx context.Context, tx storage.Tx, returnID
 	if err != nil || len(waiting) == 0 {
 		return nil, err // applied already, by this job's earlier run or a later return's
 	}
-	r := &saleReturns{a: a, c: c, s: s, now: a.Stamp()}
+	r := &saleReturns{a: a, c: c, s: s, now: a.k.Stamp()}
 	if err := r.load(ctx); err != nil {
 		return nil, err
 	}

@@ -123,7 +123,7 @@ func (a *Service) RegisterSaleReturn(ctx context.Context, in SaleReturnInput) (*
 	}
 	var out *ent.SaleReturn
 	received := false
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		s, err := a.lockSale(ctx, tx.Ent, in.SaleRef, in.StoreID)
 		if err != nil {
 			return err
@@ -164,12 +164,12 @@ func (a *Service) RegisterSaleReturn(ctx context.Context, in SaleReturnInput) (*
 		}
 		out, err = tx.Ent.SaleReturn.Create().
 			SetSaleID(s.ID).SetExternalID(in.ID).SetKind(in.Kind).SetPosID(in.PosID).SetReturnedAt(in.Date.UTC()).
-			SetReason(in.Reason).SetLines(raw).SetAmount(amount).SetCreatedAt(a.Stamp()).
+			SetReason(in.Reason).SetLines(raw).SetAmount(amount).SetCreatedAt(a.k.Stamp()).
 			Save(ctx)
 		if err != nil {
 			return err
 		}
-		rc, err := a.Jobs()
+		rc, err := a.k.Jobs()
 		if err != nil {
 			return err
 		}
@@ -178,16 +178,16 @@ func (a *Service) RegisterSaleReturn(ctx context.Context, in SaleReturnInput) (*
 		return err
 	})
 	if err == nil && received {
-		a.Recorder().ReturnReceived(string(in.Kind))
+		a.k.Recorder().ReturnReceived(string(in.Kind))
 	}
 	if ent.IsConstraintError(err) {
 		// The same return registered by a concurrent request (SQLite
 		// serialises them; this is the unique index's backstop).
-		s, serr := a.findSale(ctx, a.DB.Ent, in.SaleRef, in.StoreID)
+		s, serr := a.findSale(ctx, a.k.DB.Ent, in.SaleRef, in.StoreID)
 		if serr != nil {
 			return nil, serr
 		}
-		return a.DB.Ent.SaleReturn.Query().Where(salereturn.SaleID(s.ID), salereturn.ExternalID(in.ID)).Only(ctx)
+		return a.k.DB.Ent.SaleReturn.Query().Where(salereturn.SaleID(s.ID), salereturn.ExternalID(in.ID)).Only(ctx)
 	}
 	return out, err
 }
@@ -243,7 +243,7 @@ func (in SaleReturnInput) lines(items []*ent.SaleItem) ([]returnLine, decimal.De
 // are serialised already.
 func (a *Service) lockSale(ctx context.Context, c *ent.Client, ref, storeCode string) (*ent.Sale, error) {
 	s, err := a.findSale(ctx, c, ref, storeCode)
-	if err != nil || a.DB.Dialect != dialect.Postgres {
+	if err != nil || a.k.DB.Dialect != dialect.Postgres {
 		return s, err
 	}
 	return c.Sale.Query().Where(sale.ID(s.ID)).ForUpdate(entsql.WithLockTables(sale.Table)).Only(ctx)

@@ -72,7 +72,7 @@ func (a *Service) writeSales(group []*saleWrite) {
 	}
 	for i, w := range group {
 		if results[i].err == nil && results[i].received {
-			a.Recorder().SaleReceived()
+			a.k.Recorder().SaleReceived()
 		}
 		w.done <- results[i]
 	}
@@ -100,7 +100,7 @@ func (a *Service) writeSaleGroup(group []*saleWrite) []saleWritten {
 	}
 	results := make([]saleWritten, len(group))
 	dupOf := map[int]int{} // a receipt sent twice in the group → its first
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		clear(results) // a run again after a conflict starts afresh
 		clear(dupOf)
 		// The receipts registered before, in one query for the group: by
@@ -142,7 +142,7 @@ func (a *Service) writeSaleGroup(group []*saleWrite) []saleWritten {
 				SetStoreID(w.storeID).SetExternalID(w.in.SaleID).SetPosID(w.in.PosID).SetChannel(w.in.Channel).
 				SetEmployeeID(w.in.EmployeeID).SetSellerID(w.in.SellerID).
 				SetCustomerDocument(w.doc).SetSoldAt(w.in.Date.UTC()).SetAmount(*w.in.Amount).
-				SetAmountPayable(*w.in.AmountPayable).SetDiscountAmount(w.discount).SetCreatedAt(a.Stamp())
+				SetAmountPayable(*w.in.AmountPayable).SetDiscountAmount(w.discount).SetCreatedAt(a.k.Stamp())
 			if w.typ != "" {
 				create.SetCustomerDocumentType(sale.CustomerDocumentType(w.typ))
 			}
@@ -204,10 +204,10 @@ func (a *Service) writeSaleGroup(group []*saleWrite) []saleWritten {
 		if err := tx.Ent.SalePayment.CreateBulk(payments...).Exec(ctx); err != nil {
 			return err
 		}
-		if a.InlineSales {
+		if a.k.InlineSales {
 			return nil
 		}
-		rc, err := a.Jobs()
+		rc, err := a.k.Jobs()
 		if err != nil {
 			return err
 		}

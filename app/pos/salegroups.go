@@ -63,7 +63,7 @@ func (a *Service) processSaleGroup(group []*saleJob) {
 	// one bad sale does not stop the process.
 	defer func() {
 		if p := recover(); p != nil {
-			a.Logger().Error("sale processing panicked", "panic", p, "stack", string(debug.Stack()))
+			a.k.Logger().Error("sale processing panicked", "panic", p, "stack", string(debug.Stack()))
 			for _, j := range group {
 				select {
 				case j.done <- fmt.Errorf("sale processing panicked: %v", p):

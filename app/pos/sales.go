@@ -70,10 +70,10 @@ func (a *Service) ProcessSale(ctx context.Context, args jobs.ProcessSale) error 
 	// job's timeout), so this write gets a context of its own.
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failWriteTimeout)
 	defer cancel()
-	n, ferr := a.DB.Ent.Sale.Update().Where(sale.ID(saleID), sale.StatusEQ(sale.StatusRECEIVED)).
+	n, ferr := a.k.DB.Ent.Sale.Update().Where(sale.ID(saleID), sale.StatusEQ(sale.StatusRECEIVED)).
 		SetStatus(sale.StatusFAILED).SetFailureReason(err.Error()).Save(fctx)
 	if n > 0 {
-		a.Recorder().SaleProcessed(kernel.SaleFailed)
+		a.k.Recorder().SaleProcessed(kernel.SaleFailed)
 	}
 	return errors.Join(err, ferr)
 }
@@ -97,10 +97,10 @@ func (a *Service) processSales(ctx context.Context, saleIDs ...string) error {
 	ctx = schema.RememberVisible(ctx)
 	v, _ := viewer.FromContext(ctx)
 	var done []*processedSale
-	err := a.DB.Exclusive(ctx, "sale processing "+v.TenantID, func(tx storage.Tx) error {
+	err := a.k.DB.Exclusive(ctx, "sale processing "+v.TenantID, func(tx storage.Tx) error {
 		done = done[:0] // a run again after a conflict counts afresh
-		run := newProcessingRun(a.Stamp())
-		if err := run.readSales(ctx, tx.Ent, saleIDs, !a.InlineSales); err != nil {
+		run := newProcessingRun(a.k.Stamp())
+		if err := run.readSales(ctx, tx.Ent, saleIDs, !a.k.InlineSales); err != nil {
 			return err
 		}
 		for _, id := range saleIDs {
@@ -119,10 +119,10 @@ func (a *Service) processSales(ctx context.Context, saleIDs ...string) error {
 	}
 	for _, d := range done {
 		for range d.sales {
-			a.Recorder().SaleProcessed(kernel.SaleProcessed)
+			a.k.Recorder().SaleProcessed(kernel.SaleProcessed)
 		}
-		a.Recorder().PointsCredited(kernel.SourceSale, d.credited)
-		a.Recorder().Redemptions(kernel.SourceSale, d.redemptions)
+		a.k.Recorder().PointsCredited(kernel.SourceSale, d.credited)
+		a.k.Recorder().Redemptions(kernel.SourceSale, d.redemptions)
 	}
 	return nil
 }
@@ -150,7 +150,7 @@ func (a *Service) processSale(ctx context.Context, tx storage.Tx, run *processin
 	if err != nil || s.Status != sale.StatusRECEIVED || run.processed(saleID) {
 		return nil, err
 	}
-	tenant, err := a.SettingsOf(ctx, c, s.TenantID)
+	tenant, err := a.k.SettingsOf(ctx, c, s.TenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func (a *Service) processSale(ctx context.Context, tx storage.Tx, run *processin
 			typ = string(*s.CustomerDocumentType)
 		}
 		found := documentCustomer(c, s.CustomerDocument)
-		if a.DB.Dialect == dialect.Postgres {
+		if a.k.DB.Dialect == dialect.Postgres {
 			found.ForUpdate() // LockCustomer's lock, in the same read
 		}
 		if cust, err = a.findOrPreRegister(ctx, c, tenant, found, s.CustomerDocument, typ, ""); err != nil {
@@ -172,14 +172,14 @@ func (a *Service) processSale(ctx context.Context, tx storage.Tx, run *processin
 		}
 		// The demo's year (InlineSales) registers a day's sales at once and
 		// processes them in its own order, which its determinism needs.
-		if cust != nil && s.CustomerDocumentIndex != "" && !a.InlineSales {
+		if cust != nil && s.CustomerDocumentIndex != "" && !a.k.InlineSales {
 			earlier = run.earlierWaiting(s)
 		}
 	}
 	done := &processedSale{}
 	for i, id := range append(earlier, saleID) {
 		if i > 0 && cust != nil { // the customer's totals and level as the sale before left them
-			if cust, err = a.LockCustomer(ctx, c, cust.ID); err != nil {
+			if cust, err = a.k.LockCustomer(ctx, c, cust.ID); err != nil {
 				return nil, err
 			}
 		}
@@ -254,7 +254,7 @@ type oneCustomer interface {
 // SQLite as read (the run's transaction has been the only writer since).
 // A sale the run did not read (a customer's earlier one) is read whole.
 func (a *Service) lockWaitingSale(ctx context.Context, c *ent.Client, run *processingRun, saleID string) (*ent.Sale, error) {
-	pg := a.DB.Dialect == dialect.Postgres
+	pg := a.k.DB.Dialect == dialect.Postgres
 	s := run.read[saleID]
 	if s == nil {
 		q := c.Sale.Query().Where(sale.ID(saleID)).WithItems().WithStore().WithPayments()
@@ -320,7 +320,7 @@ func (a *Service) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Ten
 		return 0, err
 	}
 	credit.Customer = nil // the credit has moved it
-	live, err := a.LiveCampaignsIn(ctx, c)
+	live, err := a.k.LiveCampaignsIn(ctx, c)
 	if err != nil {
 		return 0, err
 	}
@@ -424,7 +424,7 @@ func (a *Service) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *e
 	if len(order) == 0 {
 		return 0, nil
 	}
-	live, err := a.LiveCampaignsIn(ctx, c)
+	live, err := a.k.LiveCampaignsIn(ctx, c)
 	if err != nil {
 		return 0, err
 	}

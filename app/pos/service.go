@@ -15,7 +15,7 @@ import (
 
 // Service owns the operations of the point of sale's context.
 type Service struct {
-	*kernel.Kernel
+	k         *kernel.Kernel // what every context shares: private, so the exported methods are the operations
 	Checkout  *checkout.Service
 	Campaigns *campaigns.Service
 	Loyalty   *loyalty.Service
@@ -25,3 +25,7 @@ type Service struct {
 	saleJobs   kernel.GroupCommit[*saleJob] // sales processed together (salegroups.go)
 	fairSales  jobs.Fair                    // the sales queue's order across tenants
 }
+
+// New is the context's service over k, the kernel every context shares;
+// the composition root (app.New) sets the services it depends on.
+func New(k *kernel.Kernel) *Service { return &Service{k: k} }

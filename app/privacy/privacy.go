@@ -68,7 +68,7 @@ func (a *Service) exportCustomer(ctx context.Context, id string, emit func(secti
 	if err := kernel.Guarded("id", id); err != nil {
 		return err
 	}
-	c, err := a.DB.Ent.Customer.Query().Where(customer.ID(id), customer.ErasedAtIsNil()).
+	c, err := a.k.DB.Ent.Customer.Query().Where(customer.ID(id), customer.ErasedAtIsNil()).
 		WithSegments().WithScore().Only(ctx)
 	if ent.IsNotFound(err) {
 		return apperr.NotFound("customer")
@@ -76,32 +76,32 @@ func (a *Service) exportCustomer(ctx context.Context, id string, emit func(secti
 	if err != nil {
 		return err
 	}
-	if err := schema.Audit(ctx, a.DB.Ent, "customer.exported", "customer", id, nil); err != nil {
+	if err := schema.Audit(ctx, a.k.DB.Ent, "customer.exported", "customer", id, nil); err != nil {
 		return err
 	}
 	if err := emit(ExportCustomerSection, c); err != nil {
 		return err
 	}
 	if err := kernel.Pages(ctx, func(after string) ([]*ent.ConsentChange, error) {
-		return a.DB.Ent.ConsentChange.Query().Where(consentchange.CustomerID(id), consentchange.IDGT(after)).
+		return a.k.DB.Ent.ConsentChange.Query().Where(consentchange.CustomerID(id), consentchange.IDGT(after)).
 			Order(ent.Asc(consentchange.FieldID)).Limit(kernel.ExportPage).All(ctx)
 	}, func(e *ent.ConsentChange) string { return e.ID }, func(e *ent.ConsentChange) error { return emit(ExportConsentSection, e) }); err != nil {
 		return err
 	}
 	if err := kernel.Pages(ctx, func(after string) ([]*ent.PointsEntry, error) {
-		return a.DB.Ent.PointsEntry.Query().Where(pointsentry.CustomerID(id), pointsentry.IDGT(after)).
+		return a.k.DB.Ent.PointsEntry.Query().Where(pointsentry.CustomerID(id), pointsentry.IDGT(after)).
 			Order(ent.Asc(pointsentry.FieldID)).Limit(kernel.ExportPage).All(ctx)
 	}, func(e *ent.PointsEntry) string { return e.ID }, func(e *ent.PointsEntry) error { return emit(ExportPointsSection, e) }); err != nil {
 		return err
 	}
 	if err := kernel.Pages(ctx, func(after string) ([]*ent.Sale, error) {
-		return a.DB.Ent.Sale.Query().Where(sale.CustomerID(id), sale.IDGT(after)).WithItems().WithPayments().WithStore().
+		return a.k.DB.Ent.Sale.Query().Where(sale.CustomerID(id), sale.IDGT(after)).WithItems().WithPayments().WithStore().
 			Order(ent.Asc(sale.FieldID)).Limit(kernel.ExportPage).All(ctx)
 	}, func(s *ent.Sale) string { return s.ID }, func(s *ent.Sale) error { return emit(ExportSalesSection, s) }); err != nil {
 		return err
 	}
 	return kernel.Pages(ctx, func(after string) ([]*ent.Redemption, error) {
-		return a.DB.Ent.Redemption.Query().Where(redemption.CustomerID(id), redemption.IDGT(after)).
+		return a.k.DB.Ent.Redemption.Query().Where(redemption.CustomerID(id), redemption.IDGT(after)).
 			Order(ent.Asc(redemption.FieldID)).Limit(kernel.ExportPage).All(ctx)
 	}, func(r *ent.Redemption) string { return r.ID }, func(r *ent.Redemption) error { return emit(ExportRedemptionSection, r) })
 }
@@ -138,7 +138,7 @@ func (a *Service) WriteCustomerExport(ctx context.Context, id string, w io.Write
 	err := a.exportCustomer(ctx, id, func(name string, row any) error {
 		if current < 0 {
 			begin()
-			_, _ = out.WriteString(`{"exported_at":"` + a.Now().UTC().Format(time.RFC3339Nano) + `"`)
+			_, _ = out.WriteString(`{"exported_at":"` + a.k.Now().UTC().Format(time.RFC3339Nano) + `"`)
 		}
 		open(slices.Index(ExportSections, name))
 		if count++; count > 1 {
@@ -184,13 +184,13 @@ func (a *Service) eraseCustomer(ctx context.Context, id string) error {
 		return err
 	}
 	var erased bool
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
-		c, err := a.LockCustomer(ctx, tx.Ent, id)
+	err := a.k.DB.InTx(ctx, func(tx storage.Tx) error {
+		c, err := a.k.LockCustomer(ctx, tx.Ent, id)
 		if err != nil {
 			return err
 		}
 		first := c.ErasedAt == nil
-		now := a.Stamp()
+		now := a.k.Stamp()
 		secrets := personalData(c)
 		pseudonym := erasedDocument()
 		u := tx.Ent.Customer.UpdateOneID(id).
@@ -236,7 +236,7 @@ func (a *Service) eraseCustomer(ctx context.Context, id string) error {
 		})
 	})
 	if err == nil && erased {
-		a.Logger().InfoContext(ctx, "customer erased", "customer_id", id)
+		a.k.Logger().InfoContext(ctx, "customer erased", "customer_id", id)
 	}
 	return err
 }

@@ -39,13 +39,13 @@ func (a *Service) PurgeExpired(ctx context.Context, _ jobs.PurgeExpired) error {
 		return err
 	}
 	ctx = viewer.SystemContext(ctx)
-	now := a.Now().UTC()
-	if _, err := a.DB.Ent.IdempotencyKey.Delete().Where(idempotencykey.ExpiresAtLTE(now)).Exec(ctx); err != nil {
+	now := a.k.Now().UTC()
+	if _, err := a.k.DB.Ent.IdempotencyKey.Delete().Where(idempotencykey.ExpiresAtLTE(now)).Exec(ctx); err != nil {
 		return err
 	}
 	// Tokens a redemption refers to stay: the redemption's record of what
 	// was validated.
-	_, err := a.DB.Ent.ValidationToken.Delete().Where(
+	_, err := a.k.DB.Ent.ValidationToken.Delete().Where(
 		validationtoken.ExpiresAtLTE(now.Add(-time.Hour)),
 		func(s *entsql.Selector) {
 			r := entsql.Table(redemption.Table)
@@ -56,7 +56,7 @@ func (a *Service) PurgeExpired(ctx context.Context, _ jobs.PurgeExpired) error {
 	if err != nil {
 		return err
 	}
-	if _, err := a.DB.Ent.Change.Delete().Where(change.CreatedAtLT(now.Add(-kernel.ChangesKept))).Exec(ctx); err != nil {
+	if _, err := a.k.DB.Ent.Change.Delete().Where(change.CreatedAtLT(now.Add(-kernel.ChangesKept))).Exec(ctx); err != nil {
 		return err
 	}
 	if err := a.purgeAudit(ctx, now); err != nil {
@@ -76,13 +76,13 @@ const anonymizeBatch = 500
 // (anonymize_inactive_years) whose record has not changed for that long: a
 // sale, points, a redemption or an edit all change it.
 func (a *Service) anonymizeInactive(ctx context.Context, now time.Time) error {
-	tenants, err := a.DB.Ent.Tenant.Query().Where(tenant.AnonymizeInactiveYearsNotNil()).
+	tenants, err := a.k.DB.Ent.Tenant.Query().Where(tenant.AnonymizeInactiveYearsNotNil()).
 		Select(tenant.FieldID, tenant.FieldAnonymizeInactiveYears).All(ctx)
 	if err != nil {
 		return err
 	}
 	for _, t := range tenants {
-		ids, err := a.DB.Ent.Customer.Query().Where(customer.TenantID(t.ID), customer.ErasedAtIsNil(),
+		ids, err := a.k.DB.Ent.Customer.Query().Where(customer.TenantID(t.ID), customer.ErasedAtIsNil(),
 			customer.UpdatedAtLT(now.AddDate(-*t.AnonymizeInactiveYears, 0, 0))).Limit(anonymizeBatch).IDs(ctx)
 		if err != nil {
 			return err
@@ -94,7 +94,7 @@ func (a *Service) anonymizeInactive(ctx context.Context, now time.Time) error {
 			}
 		}
 		if len(ids) > 0 {
-			a.Logger().InfoContext(ctx, "inactive customers anonymized", "tenant_id", t.ID, "customers", len(ids))
+			a.k.Logger().InfoContext(ctx, "inactive customers anonymized", "tenant_id", t.ID, "customers", len(ids))
 		}
 	}
 	return nil
@@ -102,12 +102,12 @@ func (a *Service) anonymizeInactive(ctx context.Context, now time.Time) error {
 
 // purgeAudit deletes each tenant's audit events older than its retention.
 func (a *Service) purgeAudit(ctx context.Context, now time.Time) error {
-	tenants, err := a.DB.Ent.Tenant.Query().Select(tenant.FieldID, tenant.FieldAuditRetentionDays).All(ctx)
+	tenants, err := a.k.DB.Ent.Tenant.Query().Select(tenant.FieldID, tenant.FieldAuditRetentionDays).All(ctx)
 	if err != nil {
 		return err
 	}
 	for _, t := range tenants {
-		if _, err := a.DB.Ent.AuditEvent.Delete().Where(auditevent.TenantID(t.ID),
+		if _, err := a.k.DB.Ent.AuditEvent.Delete().Where(auditevent.TenantID(t.ID),
 			auditevent.CreatedAtLT(now.AddDate(0, 0, -t.AuditRetentionDays))).Exec(ctx); err != nil {
 			return err
 		}
@@ -118,14 +118,14 @@ func (a *Service) purgeAudit(ctx context.Context, now time.Time) error {
 // purgeImports deletes the customer imports past their keep, with what
 // remains of their files and their refused rows.
 func (a *Service) purgeImports(ctx context.Context, now time.Time) error {
-	ids, err := a.DB.Ent.CustomerImport.Query().Where(customerimport.Or(
+	ids, err := a.k.DB.Ent.CustomerImport.Query().Where(customerimport.Or(
 		customerimport.And(customerimport.StatusEQ(customerimport.StatusUploading), customerimport.CreatedAtLT(now.Add(-abandonedUploadKeep))),
 		customerimport.FinishedAtLT(now.Add(-finishedImportKeep)),
 	)).IDs(ctx)
 	if err != nil || len(ids) == 0 {
 		return err
 	}
-	return a.DB.InTx(ctx, func(tx storage.Tx) error {
+	return a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		if _, err := tx.Ent.CustomerImportChunk.Delete().Where(customerimportchunk.ImportIDIn(ids...)).Exec(ctx); err != nil {
 			return err
 		}

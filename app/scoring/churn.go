@@ -108,7 +108,7 @@ func (a *Service) purchaseRange(ctx context.Context, loc *time.Location, asOf ti
 		cents int64
 	}
 	byCustomer := map[string][]purchase{}
-	sales, err := a.DB.Ent.Sale.Query().Where(salesOf, sale.SoldAtLTE(asOf),
+	sales, err := a.k.DB.Ent.Sale.Query().Where(salesOf, sale.SoldAtLTE(asOf),
 		sale.StatusIn(sale.StatusPROCESSED, sale.StatusPARTIALLY_RETURNED)).
 		Select(sale.FieldCustomerID, sale.FieldSoldAt, sale.FieldAmountPayable, sale.FieldReturnedAmount).All(ctx)
 	if err != nil {
@@ -118,7 +118,7 @@ func (a *Service) purchaseRange(ctx context.Context, loc *time.Location, asOf ti
 		byCustomer[*s.CustomerID] = append(byCustomer[*s.CustomerID],
 			purchase{dayOf(s.SoldAt, loc), s.AmountPayable.Sub(s.ReturnedAmount).Shift(2).IntPart()})
 	}
-	orders, err := a.DB.Ent.PointsEntry.Query().Where(ordersOf, pointsentry.KindEQ(pointsentry.KindCredit),
+	orders, err := a.k.DB.Ent.PointsEntry.Query().Where(ordersOf, pointsentry.KindEQ(pointsentry.KindCredit),
 		pointsentry.SourceKindEQ(pointsentry.SourceKindOrder), pointsentry.CreatedAtLTE(asOf)).
 		Select(pointsentry.FieldCustomerID, pointsentry.FieldCreatedAt, pointsentry.FieldAmount).All(ctx)
 	if err != nil {
@@ -176,7 +176,7 @@ func (a *Service) eachPurchasePage(ctx context.Context, loc *time.Location, asOf
 		defer close(pages)
 		after := ""
 		for {
-			q := a.DB.Ent.Customer.Query().Where(customer.IDGT(after)).Order(ent.Asc(customer.FieldID)).Limit(churnReadBatch)
+			q := a.k.DB.Ent.Customer.Query().Where(customer.IDGT(after)).Order(ent.Asc(customer.FieldID)).Limit(churnReadBatch)
 			ids, err := q.IDs(ctx)
 			if err != nil || len(ids) == 0 {
 				listed <- err
@@ -235,7 +235,7 @@ func (a *Service) fitChurnModel(ctx context.Context, loc *time.Location, asOf ti
 	}
 	slices.Sort(averages)
 	v, _ := viewer.FromContext(ctx)
-	return a.DB.Ent.ChurnModel.Create().SetTenantID(v.TenantID).SetFittedAt(asOf).SetCustomers(len(hs)).
+	return a.k.DB.Ent.ChurnModel.Create().SetTenantID(v.TenantID).SetFittedAt(asOf).SetCustomers(len(hs)).
 		SetR(params.R).SetAlpha(params.Alpha).SetA(params.A).SetB(params.B).SetLogLikelihood(ll).
 		SetHighValueThreshold(decimal.New(averages[int(float64(len(averages)-1)*highValueQuantile)], -2)).Save(ctx)
 }
@@ -247,7 +247,7 @@ func (a *Service) FitChurnModel(ctx context.Context, asOf time.Time) (*ent.Churn
 	if err := Rules.FitChurnModel.Allow(ctx); err != nil {
 		return nil, err
 	}
-	loc, err := a.TenantZone(ctx)
+	loc, err := a.k.TenantZone(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +256,7 @@ func (a *Service) FitChurnModel(ctx context.Context, asOf time.Time) (*ent.Churn
 
 // latestChurnModel is the tenant's newest model; nil when none was fitted.
 func (a *Service) latestChurnModel(ctx context.Context) (*ent.ChurnModel, error) {
-	m, err := a.DB.Ent.ChurnModel.Query().Order(ent.Desc(churnmodel.FieldFittedAt), ent.Desc(churnmodel.FieldID)).First(ctx)
+	m, err := a.k.DB.Ent.ChurnModel.Query().Order(ent.Desc(churnmodel.FieldFittedAt), ent.Desc(churnmodel.FieldID)).First(ctx)
 	if ent.IsNotFound(err) {
 		return nil, nil
 	}
@@ -323,7 +323,7 @@ func (a *Service) CustomerChurn(ctx context.Context, customerID string) (*ChurnS
 	if err := kernel.Guarded("id", customerID); err != nil {
 		return nil, err
 	}
-	exists, err := a.DB.Ent.Customer.Query().Where(customer.ID(customerID)).Exist(ctx)
+	exists, err := a.k.DB.Ent.Customer.Query().Where(customer.ID(customerID)).Exist(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -334,11 +334,11 @@ func (a *Service) CustomerChurn(ctx context.Context, customerID string) (*ChurnS
 	if err != nil {
 		return nil, err
 	}
-	loc, err := a.TenantZone(ctx)
+	loc, err := a.k.TenantZone(ctx)
 	if err != nil {
 		return nil, err
 	}
-	now := a.Now().UTC()
+	now := a.k.Now().UTC()
 	bought, err := a.purchaseRange(ctx, loc, now, nil, customerID)
 	if err != nil {
 		return nil, err
@@ -362,7 +362,7 @@ func (a *Service) RefreshChurnScores(ctx context.Context) (queued bool, err erro
 	if err != nil {
 		return false, err
 	}
-	rc, err := a.Jobs()
+	rc, err := a.k.Jobs()
 	if err != nil {
 		return false, err
 	}
@@ -382,11 +382,11 @@ func (a *Service) RunCustomerScoring(ctx context.Context, args jobs.ScoreCustome
 		return err
 	}
 	if args.TenantID != "" {
-		_, err := a.scoreCustomers(viewer.TenantContext(ctx, args.TenantID), a.Now())
+		_, err := a.scoreCustomers(viewer.TenantContext(ctx, args.TenantID), a.k.Now())
 		return err
 	}
-	return a.EachActiveTenant(ctx, "scoring", func(ctx context.Context) error {
-		_, err := a.scoreCustomers(ctx, a.Now())
+	return a.k.EachActiveTenant(ctx, "scoring", func(ctx context.Context) error {
+		_, err := a.scoreCustomers(ctx, a.k.Now())
 		return err
 	})
 }
@@ -407,7 +407,7 @@ func (a *Service) ScoreCustomers(ctx context.Context, asOf time.Time) (int, erro
 // of this context that call it.
 func (a *Service) scoreCustomers(ctx context.Context, asOf time.Time) (int, error) {
 	asOf = asOf.UTC().Truncate(time.Microsecond)
-	t, err := a.TenantSettings(ctx)
+	t, err := a.k.TenantSettings(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -448,7 +448,7 @@ func (a *Service) writeScores(ctx context.Context, m *ent.ChurnModel, loc *time.
 		batch := ids[:min(churnWriteBatch, len(ids))]
 		ids = ids[len(batch):]
 		ctx := schema.RememberRead(ctx, batch)
-		err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		err := a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 			// The batch's previous scores go: a range of ids, so that the
 			// delete walks the unique index on customer_id.
 			_, err := tx.Ent.CustomerScore.Delete().

@@ -76,7 +76,7 @@ func (a *Service) PredictiveSegments(ctx context.Context) ([]PredictiveSegment, 
 		if err != nil {
 			return nil, nil, err
 		}
-		if seg.Customers, err = a.DB.Ent.CustomerScore.Query().Where(members).Count(ctx); err != nil {
+		if seg.Customers, err = a.k.DB.Ent.CustomerScore.Query().Where(members).Count(ctx); err != nil {
 			return nil, nil, err
 		}
 		out = append(out, seg)

@@ -11,8 +11,12 @@ import (
 
 // Service owns the operations of the scoring context.
 type Service struct {
-	*kernel.Kernel
+	k *kernel.Kernel // what every context shares: private, so the exported methods are the operations
 	// Audiences are recomputed once a tenant is scored: churn risk and the
 	// probability alive are facts their rules may name.
 	Audiences *audiences.Service
 }
+
+// New is the context's service over k, the kernel every context shares;
+// the composition root (app.New) sets the services it depends on.
+func New(k *kernel.Kernel) *Service { return &Service{k: k} }

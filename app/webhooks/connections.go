@@ -16,7 +16,7 @@ func (a *Service) EventConnection(ctx context.Context, p kernel.Page, order *ent
 	if err := Rules.EventConnection.Allow(ctx); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.Event.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
+	return a.k.DB.Ent.Event.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
 		ent.WithEventOrder(order), ent.WithEventFilter(where.Filter))
 }
 
@@ -25,7 +25,7 @@ func (a *Service) WebhookEndpointConnection(ctx context.Context, p kernel.Page, 
 	if err := Rules.WebhookEndpointConnection.Allow(ctx); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.WebhookEndpoint.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
+	return a.k.DB.Ent.WebhookEndpoint.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
 		ent.WithWebhookEndpointOrder(order), ent.WithWebhookEndpointFilter(where.Filter))
 }
 
@@ -34,6 +34,6 @@ func (a *Service) WebhookDeliveryConnection(ctx context.Context, p kernel.Page, 
 	if err := Rules.WebhookDeliveryConnection.Allow(ctx); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.WebhookDelivery.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
+	return a.k.DB.Ent.WebhookDelivery.Query().Paginate(ctx, p.After, p.First, p.Before, p.Last,
 		ent.WithWebhookDeliveryOrder(order), ent.WithWebhookDeliveryFilter(where.Filter))
 }

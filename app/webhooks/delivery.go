@@ -52,16 +52,16 @@ func (a *Service) DispatchEvents(ctx context.Context, _ jobs.DispatchEvents) err
 // receives only the events created after it. It returns how many events it
 // handed over.
 func (a *Service) dispatchEventBatch(ctx context.Context) (int, error) {
-	rc, err := a.Jobs()
+	rc, err := a.k.Jobs()
 	if err != nil {
 		return 0, err
 	}
-	now := a.Now()
+	now := a.k.Now()
 	var n int
-	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err = a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		n = 0 // a run again after a conflict counts afresh
 		q := tx.Ent.Event.Query().Where(event.PublishedAtIsNil()).Order(ent.Asc(event.FieldID)).Limit(dispatchBatch)
-		if a.DB.Dialect == dialect.Postgres {
+		if a.k.DB.Dialect == dialect.Postgres {
 			// Concurrent dispatchers take different events instead of
 			// colliding on the deliveries' unique index.
 			q.ForUpdate(entsql.WithLockAction(entsql.SkipLocked))
@@ -125,7 +125,7 @@ func (a *Service) DeliverWebhook(ctx context.Context, args jobs.DeliverWebhook) 
 		// delivery's row, read across tenants, names it.
 		ctx = viewer.SystemContext(ctx)
 	}
-	d, err := a.DB.Ent.WebhookDelivery.Query().Where(webhookdelivery.ID(args.DeliveryID)).
+	d, err := a.k.DB.Ent.WebhookDelivery.Query().Where(webhookdelivery.ID(args.DeliveryID)).
 		WithEndpoint().WithEvent().Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil // its endpoint or event was deleted, and the delivery with it
@@ -133,7 +133,7 @@ func (a *Service) DeliverWebhook(ctx context.Context, args jobs.DeliverWebhook) 
 	if err != nil || d.Status != webhookdelivery.StatusPending {
 		return err
 	}
-	now := a.Now()
+	now := a.k.Now()
 	ep, ev := d.Edges.Endpoint, d.Edges.Event
 	if !ep.Active {
 		return a.recordAttempt(ctx, d, now, webhook.Result{Err: errors.New("the endpoint is inactive")}, n, true)
@@ -157,7 +157,7 @@ func (a *Service) DeliverWebhook(ctx context.Context, args jobs.DeliverWebhook) 
 // recordAttempt logs attempt n and moves the delivery on: succeeded, failed
 // for good when final, else pending until the next attempt.
 func (a *Service) recordAttempt(ctx context.Context, d *ent.WebhookDelivery, now time.Time, res webhook.Result, n int, final bool) error {
-	return a.DB.InTx(ctx, func(tx storage.Tx) error {
+	return a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		at := tx.Ent.WebhookAttempt.Create().SetTenantID(d.TenantID).SetDeliveryID(d.ID).SetAttemptedAt(now).
 			SetLatencyMs(res.Latency.Milliseconds()).SetResponseExcerpt(res.Excerpt)
 		u := tx.Ent.WebhookDelivery.UpdateOneID(d.ID).AddAttempts(1)

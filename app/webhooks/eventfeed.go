@@ -134,13 +134,13 @@ func (f *eventFeed) listened() bool {
 func (a *Service) readFeed() {
 	ctx, cancel := context.WithCancel(viewer.SystemContext(context.Background()))
 	defer cancel()
-	wake := a.DB.Listen(ctx, storage.EventsChannel)
+	wake := a.k.DB.Listen(ctx, storage.EventsChannel)
 	tick := time.NewTicker(FeedPoll)
 	defer tick.Stop()
 	seen := map[string]bool{} // the ids of the lookback window delivered
 	for a.feed.listened() {
 		if err := a.readEvents(ctx, seen); err != nil {
-			a.Logger().WarnContext(ctx, "live events unread", "error", err)
+			a.k.Logger().WarnContext(ctx, "live events unread", "error", err)
 		}
 		select {
 		case <-wake:
@@ -159,7 +159,7 @@ func (a *Service) readEvents(ctx context.Context, seen map[string]bool) error {
 		}
 	}
 	for {
-		events, err := a.DB.Ent.Event.Query().Where(event.IDGT(after)).Order(ent.Asc(event.FieldID)).Limit(feedPage).All(ctx)
+		events, err := a.k.DB.Ent.Event.Query().Where(event.IDGT(after)).Order(ent.Asc(event.FieldID)).Limit(feedPage).All(ctx)
 		if err != nil {
 			return err
 		}
@@ -210,7 +210,7 @@ func (a *Service) SubscribeImportProgress(ctx context.Context, id string) (*Feed
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
-	seen, err := a.DB.Ent.CustomerImport.Query().Where(customerimport.ID(id)).Exist(ctx)
+	seen, err := a.k.DB.Ent.CustomerImport.Query().Where(customerimport.ID(id)).Exist(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 
 // Service owns the operations of the webhooks context.
 type Service struct {
-	*kernel.Kernel
+	k *kernel.Kernel // what every context shares: private, so the exported methods are the operations
 
 	senderOnce sync.Once
 	sender     *webhook.Sender
@@ -22,6 +22,10 @@ type Service struct {
 // webhookSender sends webhook deliveries to the destinations a.WebhookGuard
 // allows.
 func (a *Service) webhookSender() *webhook.Sender {
-	a.senderOnce.Do(func() { a.sender = webhook.NewSender(a.WebhookGuard) })
+	a.senderOnce.Do(func() { a.sender = webhook.NewSender(a.k.WebhookGuard) })
 	return a.sender
 }
+
+// New is the context's service over k, the kernel every context shares;
+// the composition root (app.New) sets the services it depends on.
+func New(k *kernel.Kernel) *Service { return &Service{k: k} }

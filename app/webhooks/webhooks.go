@@ -51,7 +51,7 @@ func (a *Service) checkWebhook(in WebhookInput, create bool) error {
 	var p apperr.Problems
 	switch {
 	case in.URL != nil:
-		if err := a.WebhookGuard.CheckURL(strings.TrimSpace(*in.URL)); err != nil {
+		if err := a.k.WebhookGuard.CheckURL(strings.TrimSpace(*in.URL)); err != nil {
 			p.Add("url", "%v", err)
 		} else if len(*in.URL) > 2048 {
 			p.Add("url", "must be at most 2048 characters")
@@ -90,13 +90,13 @@ func (a *Service) CreateWebhookEndpoint(ctx context.Context, in WebhookInput) (*
 	if err := a.checkWebhook(in, true); err != nil {
 		return nil, err
 	}
-	if n, err := a.DB.Ent.WebhookEndpoint.Query().Count(ctx); err != nil {
+	if n, err := a.k.DB.Ent.WebhookEndpoint.Query().Count(ctx); err != nil {
 		return nil, err
 	} else if n >= maxEndpointsPerTenant {
 		return nil, apperr.Conflict("too_many_endpoints", "url", "a tenant has at most 20 webhook endpoints")
 	}
 	secret := webhook.NewSecret()
-	ep, err := a.DB.Ent.WebhookEndpoint.Create().SetURL(strings.TrimSpace(*in.URL)).
+	ep, err := a.k.DB.Ent.WebhookEndpoint.Create().SetURL(strings.TrimSpace(*in.URL)).
 		SetEventTypes(compactTypes(in.EventTypes)).SetNillableDescription(in.Description).
 		SetNillableActive(in.Active).SetSecret(secret).Save(ctx)
 	if err != nil {
@@ -122,7 +122,7 @@ func (a *Service) UpdateWebhookEndpoint(ctx context.Context, id string, in Webho
 	if err := a.checkWebhook(in, false); err != nil {
 		return nil, err
 	}
-	u := a.DB.Ent.WebhookEndpoint.UpdateOneID(id).SetNillableDescription(in.Description).SetNillableActive(in.Active)
+	u := a.k.DB.Ent.WebhookEndpoint.UpdateOneID(id).SetNillableDescription(in.Description).SetNillableActive(in.Active)
 	if in.URL != nil {
 		u.SetURL(strings.TrimSpace(*in.URL))
 	}
@@ -141,7 +141,7 @@ func (a *Service) DeleteWebhookEndpoint(ctx context.Context, id string) error {
 	if err := kernel.Guarded("id", id); err != nil {
 		return err
 	}
-	return kernel.NotFoundAs(a.DB.Ent.WebhookEndpoint.DeleteOneID(id).Exec(ctx), "webhook endpoint")
+	return kernel.NotFoundAs(a.k.DB.Ent.WebhookEndpoint.DeleteOneID(id).Exec(ctx), "webhook endpoint")
 }
 
 // WebhookEndpoint reads one endpoint.
@@ -158,7 +158,7 @@ func (a *Service) webhookEndpoint(ctx context.Context, id string) (*ent.WebhookE
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
-	ep, err := a.DB.Ent.WebhookEndpoint.Get(ctx, id)
+	ep, err := a.k.DB.Ent.WebhookEndpoint.Get(ctx, id)
 	return ep, kernel.NotFoundAs(err, "webhook endpoint")
 }
 
@@ -167,7 +167,7 @@ func (a *Service) WebhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint,
 	if err := Rules.WebhookEndpoints.Allow(ctx); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.WebhookEndpoint.Query().
+	return a.k.DB.Ent.WebhookEndpoint.Query().
 		Order(ent.Asc(webhookendpoint.FieldCreatedAt), ent.Asc(webhookendpoint.FieldID)).All(ctx)
 }
 
@@ -182,9 +182,9 @@ func (a *Service) RotateWebhookSecret(ctx context.Context, id string) (*WebhookS
 		return nil, err
 	}
 	var out *WebhookSecret
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		q := tx.Ent.WebhookEndpoint.Query().Where(webhookendpoint.ID(id))
-		if a.DB.Dialect == dialect.Postgres { // SQLite's write transactions are serial already
+		if a.k.DB.Dialect == dialect.Postgres { // SQLite's write transactions are serial already
 			q.ForUpdate()
 		}
 		ep, err := q.Only(ctx)
@@ -193,7 +193,7 @@ func (a *Service) RotateWebhookSecret(ctx context.Context, id string) (*WebhookS
 		}
 		secret := webhook.NewSecret()
 		ep, err = tx.Ent.WebhookEndpoint.UpdateOne(ep).SetSecret(secret).SetPreviousSecret(ep.Secret).
-			SetPreviousSecretExpiresAt(a.Now().Add(PreviousSecretValidity)).Save(ctx)
+			SetPreviousSecretExpiresAt(a.k.Now().Add(PreviousSecretValidity)).Save(ctx)
 		out = &WebhookSecret{Endpoint: ep, Secret: secret}
 		return err
 	})
@@ -215,7 +215,7 @@ func (a *Service) WebhookDeliveries(ctx context.Context, endpointID string, afte
 	if err := kernel.CheckLimit(first); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.WebhookDelivery.Query().Where(webhookdelivery.EndpointID(endpointID)).
+	return a.k.DB.Ent.WebhookDelivery.Query().Where(webhookdelivery.EndpointID(endpointID)).
 		WithAttemptLog(func(q *ent.WebhookAttemptQuery) { q.Order(ent.Asc(webhookattempt.FieldAttemptedAt)) }).
 		Paginate(ctx, after, &first, nil, nil, ent.WithWebhookDeliveryOrder(&ent.WebhookDeliveryOrder{
 			Direction: entgql.OrderDirectionDesc, Field: ent.DefaultWebhookDeliveryOrder.Field,
@@ -228,7 +228,7 @@ func (a *Service) RecentDeliveries(ctx context.Context, limit int) ([]*ent.Webho
 	if err := Rules.RecentDeliveries.Allow(ctx); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.WebhookDelivery.Query().WithEndpoint().
+	return a.k.DB.Ent.WebhookDelivery.Query().WithEndpoint().
 		Order(ent.Desc(webhookdelivery.FieldCreatedAt), ent.Desc(webhookdelivery.FieldID)).
 		Limit(min(max(limit, 1), kernel.MaxPageSize)).All(ctx)
 }
@@ -248,12 +248,12 @@ func (a *Service) RedeliverWebhook(ctx context.Context, endpointID, deliveryID s
 			return nil, err
 		}
 	}
-	rc, err := a.Jobs()
+	rc, err := a.k.Jobs()
 	if err != nil {
 		return nil, err
 	}
 	var d *ent.WebhookDelivery
-	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err = a.k.DB.InTx(ctx, func(tx storage.Tx) error {
 		q := tx.Ent.WebhookDelivery.Query().Where(webhookdelivery.ID(deliveryID))
 		if endpointID != "" {
 			q.Where(webhookdelivery.EndpointID(endpointID))
@@ -267,7 +267,7 @@ func (a *Service) RedeliverWebhook(ctx context.Context, endpointID, deliveryID s
 			return apperr.Conflict("delivery_pending", "delivery_id", "the delivery is still being attempted")
 		}
 		d, err = tx.Ent.WebhookDelivery.UpdateOne(d).SetStatus(webhookdelivery.StatusPending).
-			SetNextAttemptAt(a.Now()).ClearCompletedAt().Save(ctx)
+			SetNextAttemptAt(a.k.Now()).ClearCompletedAt().Save(ctx)
 		if err != nil {
 			return err
 		}
