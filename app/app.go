@@ -19,6 +19,7 @@ import (
 	"github.com/fideliza/fideliza/app/nodes"
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/app/privacy"
+	"github.com/fideliza/fideliza/app/wallets"
 	"github.com/fideliza/fideliza/app/webhooks"
 
 	"github.com/fideliza/fideliza/storage"
@@ -39,6 +40,7 @@ type App struct {
 	Privacy    *privacy.Service
 	Campaigns  *campaigns.Service
 	Loyalty    *loyalty.Service
+	Wallets    *wallets.Service
 	Customers  *customers.Service
 	Webhooks   *webhooks.Service
 	Checkout   *checkout.Service
@@ -64,7 +66,8 @@ func New(k *Config) *App {
 		Backoffice: &backoffice.Service{Kernel: k}, Privacy: &privacy.Service{Kernel: k}, Campaigns: &campaigns.Service{Kernel: k}}
 	a.Insights = &insights.Service{Kernel: k, Audiences: a.Audiences}
 	a.Customers = &customers.Service{Kernel: k, Insights: a.Insights, Audiences: a.Audiences}
-	a.Loyalty = &loyalty.Service{Kernel: k, Campaigns: a.Campaigns, Audiences: a.Audiences}
+	a.Wallets = &wallets.Service{Kernel: k}
+	a.Loyalty = &loyalty.Service{Kernel: k, Campaigns: a.Campaigns, Audiences: a.Audiences, Wallets: a.Wallets}
 	a.Checkout = &checkout.Service{Kernel: k, Campaigns: a.Campaigns, Loyalty: a.Loyalty}
 	a.POS = &pos.Service{Kernel: k, Checkout: a.Checkout, Campaigns: a.Campaigns, Loyalty: a.Loyalty, Audiences: a.Audiences}
 	a.Nodes = &nodes.Service{Kernel: k}

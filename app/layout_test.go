@@ -69,10 +69,11 @@ var contextsBelow = map[string][]string{
 	"customers":  {"insights", "audiences"},
 	"privacy":    {"customers"},
 	"campaigns":  {"insights"},
-	"loyalty":    {"campaigns", "audiences"},
+	"wallets":    {},
+	"loyalty":    {"campaigns", "audiences", "wallets"},
 	"checkout":   {"campaigns", "loyalty"},
 	"pos":        {"checkout", "campaigns", "loyalty", "customers", "audiences"},
-	"nodes":      {"backoffice", "campaigns", "checkout", "customers", "insights", "loyalty", "pos", "webhooks"},
+	"nodes":      {"backoffice", "campaigns", "checkout", "customers", "insights", "loyalty", "pos", "wallets", "webhooks"},
 }
 
 func checkContexts(t *testing.T) {

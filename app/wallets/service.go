@@ -1,0 +1,22 @@
+// Package wallets is the wallets context: customers' money wallets
+// (cashback in R$, exact cents; gift cards later), their balances and
+// statements, the cashback campaigns' credits in R$, and the wallets'
+// upkeep (release after the pending period, expiry, notices). It alone
+// writes the wallets, through domain/wallet; the points ledger stays the
+// loyalty context's.
+package wallets
+
+import (
+	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/domain/wallet"
+)
+
+// Service owns the operations of the wallets context.
+type Service struct {
+	*kernel.Kernel
+}
+
+// wallets are the money wallets on the service's database and clock.
+func (a *Service) wallets() wallet.Wallets {
+	return wallet.Wallets{Dialect: a.DB.Dialect, Now: a.Now}
+}
