@@ -20,6 +20,7 @@ import (
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/app/scoring"
+	"github.com/fideliza/fideliza/app/wallets"
 	"github.com/fideliza/fideliza/app/webhooks"
 
 	"github.com/fideliza/fideliza/storage"
@@ -41,6 +42,7 @@ type App struct {
 	Privacy    *privacy.Service
 	Campaigns  *campaigns.Service
 	Loyalty    *loyalty.Service
+	Wallets    *wallets.Service
 	Customers  *customers.Service
 	Webhooks   *webhooks.Service
 	Checkout   *checkout.Service
@@ -64,11 +66,11 @@ func (a *App) WithHistory(h HistoryFunc) *App {
 func New(k *Config) *App {
 	a := &App{Kernel: k, Audiences: audiences.New(k), Webhooks: webhooks.New(k), Backoffice: backoffice.New(k),
 		Privacy: privacy.New(k), Campaigns: campaigns.New(k), Scoring: scoring.New(k), Insights: insights.New(k),
-		Customers: customers.New(k), Loyalty: loyalty.New(k), Checkout: checkout.New(k), POS: pos.New(k), Nodes: nodes.New(k)}
+		Customers: customers.New(k), Loyalty: loyalty.New(k), Checkout: checkout.New(k), POS: pos.New(k), Nodes: nodes.New(k), Wallets: wallets.New(k)}
 	a.Scoring.Audiences = a.Audiences
 	a.Insights.Scoring = a.Scoring
 	a.Customers.Scoring, a.Customers.Audiences = a.Scoring, a.Audiences
-	a.Loyalty.Campaigns, a.Loyalty.Audiences = a.Campaigns, a.Audiences
+	a.Loyalty.Campaigns, a.Loyalty.Audiences, a.Loyalty.Wallets = a.Campaigns, a.Audiences, a.Wallets
 	a.Checkout.Campaigns, a.Checkout.Loyalty = a.Campaigns, a.Loyalty
 	a.POS.Checkout, a.POS.Campaigns, a.POS.Loyalty, a.POS.Audiences = a.Checkout, a.Campaigns, a.Loyalty, a.Audiences
 	a.Backoffice.Demo = demoData{a}

@@ -70,10 +70,11 @@ var contextsBelow = map[string][]string{
 	"customers":  {"scoring", "audiences"},
 	"privacy":    {"customers"},
 	"campaigns":  {"scoring"},
-	"loyalty":    {"campaigns", "audiences"},
+	"wallets":    {},
+	"loyalty":    {"campaigns", "audiences", "wallets"},
 	"checkout":   {"campaigns", "loyalty"},
 	"pos":        {"checkout", "campaigns", "loyalty", "customers", "audiences"},
-	"nodes":      {"backoffice", "campaigns", "checkout", "customers", "loyalty", "pos", "scoring", "webhooks"},
+	"nodes":      {"backoffice", "campaigns", "checkout", "customers", "loyalty", "pos", "scoring", "wallets", "webhooks"},
 	"insights":   {"scoring"},
 }
 

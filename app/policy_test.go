@@ -28,6 +28,7 @@ import (
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/app/scoring"
+	"github.com/fideliza/fideliza/app/wallets"
 	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/apperr"
@@ -210,5 +211,5 @@ var rules = map[string]reflect.Value{
 	"privacy": reflect.ValueOf(privacy.Rules), "backoffice": reflect.ValueOf(backoffice.Rules),
 	"webhooks": reflect.ValueOf(webhooks.Rules), "checkout": reflect.ValueOf(checkout.Rules),
 	"pos": reflect.ValueOf(pos.Rules), "audiences": reflect.ValueOf(audiences.Rules),
-	"nodes": reflect.ValueOf(nodes.Rules), "scoring": reflect.ValueOf(scoring.Rules),
+	"nodes": reflect.ValueOf(nodes.Rules), "scoring": reflect.ValueOf(scoring.Rules), "wallets": reflect.ValueOf(wallets.Rules),
 }

@@ -43,6 +43,9 @@ import (
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/ent/validationtoken"
+	"github.com/fideliza/fideliza/ent/wallet"
+	"github.com/fideliza/fideliza/ent/walletentry"
+	"github.com/fideliza/fideliza/ent/walletlot"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
@@ -125,6 +128,12 @@ type Client struct {
 	Tenant *TenantClient
 	// ValidationToken is the client for interacting with the ValidationToken builders.
 	ValidationToken *ValidationTokenClient
+	// Wallet is the client for interacting with the Wallet builders.
+	Wallet *WalletClient
+	// WalletEntry is the client for interacting with the WalletEntry builders.
+	WalletEntry *WalletEntryClient
+	// WalletLot is the client for interacting with the WalletLot builders.
+	WalletLot *WalletLotClient
 	// WebhookAttempt is the client for interacting with the WebhookAttempt builders.
 	WebhookAttempt *WebhookAttemptClient
 	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
@@ -177,6 +186,9 @@ func (c *Client) init() {
 	c.Store = NewStoreClient(c.config)
 	c.Tenant = NewTenantClient(c.config)
 	c.ValidationToken = NewValidationTokenClient(c.config)
+	c.Wallet = NewWalletClient(c.config)
+	c.WalletEntry = NewWalletEntryClient(c.config)
+	c.WalletLot = NewWalletLotClient(c.config)
 	c.WebhookAttempt = NewWebhookAttemptClient(c.config)
 	c.WebhookDelivery = NewWebhookDeliveryClient(c.config)
 	c.WebhookEndpoint = NewWebhookEndpointClient(c.config)
@@ -307,6 +319,9 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Store:                  NewStoreClient(cfg),
 		Tenant:                 NewTenantClient(cfg),
 		ValidationToken:        NewValidationTokenClient(cfg),
+		Wallet:                 NewWalletClient(cfg),
+		WalletEntry:            NewWalletEntryClient(cfg),
+		WalletLot:              NewWalletLotClient(cfg),
 		WebhookAttempt:         NewWebhookAttemptClient(cfg),
 		WebhookDelivery:        NewWebhookDeliveryClient(cfg),
 		WebhookEndpoint:        NewWebhookEndpointClient(cfg),
@@ -364,6 +379,9 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Store:                  NewStoreClient(cfg),
 		Tenant:                 NewTenantClient(cfg),
 		ValidationToken:        NewValidationTokenClient(cfg),
+		Wallet:                 NewWalletClient(cfg),
+		WalletEntry:            NewWalletEntryClient(cfg),
+		WalletLot:              NewWalletLotClient(cfg),
 		WebhookAttempt:         NewWebhookAttemptClient(cfg),
 		WebhookDelivery:        NewWebhookDeliveryClient(cfg),
 		WebhookEndpoint:        NewWebhookEndpointClient(cfg),
@@ -401,8 +419,8 @@ func (c *Client) Use(hooks ...Hook) {
 		c.CustomerImportProblem, c.CustomerScore, c.Event, c.IdempotencyKey,
 		c.PointsEntry, c.PointsHold, c.PointsLot, c.Product, c.Redemption, c.Sale,
 		c.SaleItem, c.SalePayment, c.SaleReturn, c.Segment, c.SigningKey, c.Store,
-		c.Tenant, c.ValidationToken, c.WebhookAttempt, c.WebhookDelivery,
-		c.WebhookEndpoint,
+		c.Tenant, c.ValidationToken, c.Wallet, c.WalletEntry, c.WalletLot,
+		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Use(hooks...)
 	}
@@ -419,8 +437,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.RollupActivePair, c.RollupCampaignCustomer, c.RollupCampaignDay,
 		c.RollupCustomerDay, c.RollupCustomerStore, c.RollupPointsDay,
 		c.RollupSalesDay, c.Sale, c.SaleItem, c.SalePayment, c.SaleReturn, c.Segment,
-		c.SigningKey, c.Store, c.Tenant, c.ValidationToken, c.WebhookAttempt,
-		c.WebhookDelivery, c.WebhookEndpoint,
+		c.SigningKey, c.Store, c.Tenant, c.ValidationToken, c.Wallet, c.WalletEntry,
+		c.WalletLot, c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -485,6 +503,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Tenant.mutate(ctx, m)
 	case *ValidationTokenMutation:
 		return c.ValidationToken.mutate(ctx, m)
+	case *WalletMutation:
+		return c.Wallet.mutate(ctx, m)
+	case *WalletEntryMutation:
+		return c.WalletEntry.mutate(ctx, m)
+	case *WalletLotMutation:
+		return c.WalletLot.mutate(ctx, m)
 	case *WebhookAttemptMutation:
 		return c.WebhookAttempt.mutate(ctx, m)
 	case *WebhookDeliveryMutation:
@@ -1776,6 +1800,22 @@ func (c *CustomerClient) QueryPointsEntries(_m *Customer) *PointsEntryQuery {
 			sqlgraph.From(customer.Table, customer.FieldID, id),
 			sqlgraph.To(pointsentry.Table, pointsentry.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, customer.PointsEntriesTable, customer.PointsEntriesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryWalletEntries queries the wallet_entries edge of a Customer.
+func (c *CustomerClient) QueryWalletEntries(_m *Customer) *WalletEntryQuery {
+	query := (&WalletEntryClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customer.Table, customer.FieldID, id),
+			sqlgraph.To(walletentry.Table, walletentry.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, customer.WalletEntriesTable, customer.WalletEntriesColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -5467,6 +5507,520 @@ func (c *ValidationTokenClient) mutate(ctx context.Context, m *ValidationTokenMu
 	}
 }
 
+// WalletClient is a client for the Wallet schema.
+type WalletClient struct {
+	config
+}
+
+// NewWalletClient returns a client for the Wallet from the given config.
+func NewWalletClient(c config) *WalletClient {
+	return &WalletClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `wallet.Hooks(f(g(h())))`.
+func (c *WalletClient) Use(hooks ...Hook) {
+	c.hooks.Wallet = append(c.hooks.Wallet, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `wallet.Intercept(f(g(h())))`.
+func (c *WalletClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Wallet = append(c.inters.Wallet, interceptors...)
+}
+
+// Create returns a builder for creating a Wallet entity.
+func (c *WalletClient) Create() *WalletCreate {
+	mutation := newWalletMutation(c.config, OpCreate)
+	return &WalletCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Wallet entities.
+func (c *WalletClient) CreateBulk(builders ...*WalletCreate) *WalletCreateBulk {
+	return &WalletCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *WalletClient) MapCreateBulk(slice any, setFunc func(*WalletCreate, int)) *WalletCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &WalletCreateBulk{err: fmt.Errorf("calling to WalletClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*WalletCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &WalletCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Wallet.
+func (c *WalletClient) Update() *WalletUpdate {
+	mutation := newWalletMutation(c.config, OpUpdate)
+	return &WalletUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *WalletClient) UpdateOne(_m *Wallet) *WalletUpdateOne {
+	mutation := newWalletMutation(c.config, OpUpdateOne, withWallet(_m))
+	return &WalletUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *WalletClient) UpdateOneID(id string) *WalletUpdateOne {
+	mutation := newWalletMutation(c.config, OpUpdateOne, withWalletID(id))
+	return &WalletUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Wallet.
+func (c *WalletClient) Delete() *WalletDelete {
+	mutation := newWalletMutation(c.config, OpDelete)
+	return &WalletDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *WalletClient) DeleteOne(_m *Wallet) *WalletDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *WalletClient) DeleteOneID(id string) *WalletDeleteOne {
+	builder := c.Delete().Where(wallet.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &WalletDeleteOne{builder}
+}
+
+// Query returns a query builder for Wallet.
+func (c *WalletClient) Query() *WalletQuery {
+	return &WalletQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeWallet},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Wallet entity by its id.
+func (c *WalletClient) Get(ctx context.Context, id string) (*Wallet, error) {
+	return c.Query().Where(wallet.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *WalletClient) GetX(ctx context.Context, id string) *Wallet {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a Wallet.
+func (c *WalletClient) QueryTenant(_m *Wallet) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(wallet.Table, wallet.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, wallet.TenantTable, wallet.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryCustomer queries the customer edge of a Wallet.
+func (c *WalletClient) QueryCustomer(_m *Wallet) *CustomerQuery {
+	query := (&CustomerClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(wallet.Table, wallet.FieldID, id),
+			sqlgraph.To(customer.Table, customer.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, wallet.CustomerTable, wallet.CustomerColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *WalletClient) Hooks() []Hook {
+	hooks := c.hooks.Wallet
+	return append(hooks[:len(hooks):len(hooks)], wallet.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *WalletClient) Interceptors() []Interceptor {
+	return c.inters.Wallet
+}
+
+func (c *WalletClient) mutate(ctx context.Context, m *WalletMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&WalletCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&WalletUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&WalletUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&WalletDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Wallet mutation op: %q", m.Op())
+	}
+}
+
+// WalletEntryClient is a client for the WalletEntry schema.
+type WalletEntryClient struct {
+	config
+}
+
+// NewWalletEntryClient returns a client for the WalletEntry from the given config.
+func NewWalletEntryClient(c config) *WalletEntryClient {
+	return &WalletEntryClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `walletentry.Hooks(f(g(h())))`.
+func (c *WalletEntryClient) Use(hooks ...Hook) {
+	c.hooks.WalletEntry = append(c.hooks.WalletEntry, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `walletentry.Intercept(f(g(h())))`.
+func (c *WalletEntryClient) Intercept(interceptors ...Interceptor) {
+	c.inters.WalletEntry = append(c.inters.WalletEntry, interceptors...)
+}
+
+// Create returns a builder for creating a WalletEntry entity.
+func (c *WalletEntryClient) Create() *WalletEntryCreate {
+	mutation := newWalletEntryMutation(c.config, OpCreate)
+	return &WalletEntryCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of WalletEntry entities.
+func (c *WalletEntryClient) CreateBulk(builders ...*WalletEntryCreate) *WalletEntryCreateBulk {
+	return &WalletEntryCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *WalletEntryClient) MapCreateBulk(slice any, setFunc func(*WalletEntryCreate, int)) *WalletEntryCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &WalletEntryCreateBulk{err: fmt.Errorf("calling to WalletEntryClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*WalletEntryCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &WalletEntryCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for WalletEntry.
+func (c *WalletEntryClient) Update() *WalletEntryUpdate {
+	mutation := newWalletEntryMutation(c.config, OpUpdate)
+	return &WalletEntryUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *WalletEntryClient) UpdateOne(_m *WalletEntry) *WalletEntryUpdateOne {
+	mutation := newWalletEntryMutation(c.config, OpUpdateOne, withWalletEntry(_m))
+	return &WalletEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *WalletEntryClient) UpdateOneID(id string) *WalletEntryUpdateOne {
+	mutation := newWalletEntryMutation(c.config, OpUpdateOne, withWalletEntryID(id))
+	return &WalletEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for WalletEntry.
+func (c *WalletEntryClient) Delete() *WalletEntryDelete {
+	mutation := newWalletEntryMutation(c.config, OpDelete)
+	return &WalletEntryDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *WalletEntryClient) DeleteOne(_m *WalletEntry) *WalletEntryDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *WalletEntryClient) DeleteOneID(id string) *WalletEntryDeleteOne {
+	builder := c.Delete().Where(walletentry.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &WalletEntryDeleteOne{builder}
+}
+
+// Query returns a query builder for WalletEntry.
+func (c *WalletEntryClient) Query() *WalletEntryQuery {
+	return &WalletEntryQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeWalletEntry},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a WalletEntry entity by its id.
+func (c *WalletEntryClient) Get(ctx context.Context, id string) (*WalletEntry, error) {
+	return c.Query().Where(walletentry.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *WalletEntryClient) GetX(ctx context.Context, id string) *WalletEntry {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a WalletEntry.
+func (c *WalletEntryClient) QueryTenant(_m *WalletEntry) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(walletentry.Table, walletentry.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, walletentry.TenantTable, walletentry.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryCustomer queries the customer edge of a WalletEntry.
+func (c *WalletEntryClient) QueryCustomer(_m *WalletEntry) *CustomerQuery {
+	query := (&CustomerClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(walletentry.Table, walletentry.FieldID, id),
+			sqlgraph.To(customer.Table, customer.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, walletentry.CustomerTable, walletentry.CustomerColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *WalletEntryClient) Hooks() []Hook {
+	hooks := c.hooks.WalletEntry
+	return append(hooks[:len(hooks):len(hooks)], walletentry.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *WalletEntryClient) Interceptors() []Interceptor {
+	return c.inters.WalletEntry
+}
+
+func (c *WalletEntryClient) mutate(ctx context.Context, m *WalletEntryMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&WalletEntryCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&WalletEntryUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&WalletEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&WalletEntryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown WalletEntry mutation op: %q", m.Op())
+	}
+}
+
+// WalletLotClient is a client for the WalletLot schema.
+type WalletLotClient struct {
+	config
+}
+
+// NewWalletLotClient returns a client for the WalletLot from the given config.
+func NewWalletLotClient(c config) *WalletLotClient {
+	return &WalletLotClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `walletlot.Hooks(f(g(h())))`.
+func (c *WalletLotClient) Use(hooks ...Hook) {
+	c.hooks.WalletLot = append(c.hooks.WalletLot, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `walletlot.Intercept(f(g(h())))`.
+func (c *WalletLotClient) Intercept(interceptors ...Interceptor) {
+	c.inters.WalletLot = append(c.inters.WalletLot, interceptors...)
+}
+
+// Create returns a builder for creating a WalletLot entity.
+func (c *WalletLotClient) Create() *WalletLotCreate {
+	mutation := newWalletLotMutation(c.config, OpCreate)
+	return &WalletLotCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of WalletLot entities.
+func (c *WalletLotClient) CreateBulk(builders ...*WalletLotCreate) *WalletLotCreateBulk {
+	return &WalletLotCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *WalletLotClient) MapCreateBulk(slice any, setFunc func(*WalletLotCreate, int)) *WalletLotCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &WalletLotCreateBulk{err: fmt.Errorf("calling to WalletLotClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*WalletLotCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &WalletLotCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for WalletLot.
+func (c *WalletLotClient) Update() *WalletLotUpdate {
+	mutation := newWalletLotMutation(c.config, OpUpdate)
+	return &WalletLotUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *WalletLotClient) UpdateOne(_m *WalletLot) *WalletLotUpdateOne {
+	mutation := newWalletLotMutation(c.config, OpUpdateOne, withWalletLot(_m))
+	return &WalletLotUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *WalletLotClient) UpdateOneID(id string) *WalletLotUpdateOne {
+	mutation := newWalletLotMutation(c.config, OpUpdateOne, withWalletLotID(id))
+	return &WalletLotUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for WalletLot.
+func (c *WalletLotClient) Delete() *WalletLotDelete {
+	mutation := newWalletLotMutation(c.config, OpDelete)
+	return &WalletLotDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *WalletLotClient) DeleteOne(_m *WalletLot) *WalletLotDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *WalletLotClient) DeleteOneID(id string) *WalletLotDeleteOne {
+	builder := c.Delete().Where(walletlot.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &WalletLotDeleteOne{builder}
+}
+
+// Query returns a query builder for WalletLot.
+func (c *WalletLotClient) Query() *WalletLotQuery {
+	return &WalletLotQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeWalletLot},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a WalletLot entity by its id.
+func (c *WalletLotClient) Get(ctx context.Context, id string) (*WalletLot, error) {
+	return c.Query().Where(walletlot.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *WalletLotClient) GetX(ctx context.Context, id string) *WalletLot {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a WalletLot.
+func (c *WalletLotClient) QueryTenant(_m *WalletLot) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(walletlot.Table, walletlot.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, walletlot.TenantTable, walletlot.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryCustomer queries the customer edge of a WalletLot.
+func (c *WalletLotClient) QueryCustomer(_m *WalletLot) *CustomerQuery {
+	query := (&CustomerClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(walletlot.Table, walletlot.FieldID, id),
+			sqlgraph.To(customer.Table, customer.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, walletlot.CustomerTable, walletlot.CustomerColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryEntry queries the entry edge of a WalletLot.
+func (c *WalletLotClient) QueryEntry(_m *WalletLot) *WalletEntryQuery {
+	query := (&WalletEntryClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(walletlot.Table, walletlot.FieldID, id),
+			sqlgraph.To(walletentry.Table, walletentry.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, walletlot.EntryTable, walletlot.EntryColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *WalletLotClient) Hooks() []Hook {
+	hooks := c.hooks.WalletLot
+	return append(hooks[:len(hooks):len(hooks)], walletlot.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *WalletLotClient) Interceptors() []Interceptor {
+	return c.inters.WalletLot
+}
+
+func (c *WalletLotClient) mutate(ctx context.Context, m *WalletLotMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&WalletLotCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&WalletLotUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&WalletLotUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&WalletLotDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown WalletLot mutation op: %q", m.Op())
+	}
+}
+
 // WebhookAttemptClient is a client for the WebhookAttempt schema.
 type WebhookAttemptClient struct {
 	config
@@ -6004,8 +6558,8 @@ type (
 		Customer, CustomerImport, CustomerImportChunk, CustomerImportProblem,
 		CustomerScore, Event, IdempotencyKey, PointsEntry, PointsHold, PointsLot,
 		Product, Redemption, Sale, SaleItem, SalePayment, SaleReturn, Segment,
-		SigningKey, Store, Tenant, ValidationToken, WebhookAttempt, WebhookDelivery,
-		WebhookEndpoint []ent.Hook
+		SigningKey, Store, Tenant, ValidationToken, Wallet, WalletEntry, WalletLot,
+		WebhookAttempt, WebhookDelivery, WebhookEndpoint []ent.Hook
 	}
 	inters struct {
 		APIClient, AuditEvent, Campaign, Change, ChurnModel, ConsentChange, Coupon,
@@ -6014,8 +6568,8 @@ type (
 		Product, Redemption, RollupActivePair, RollupCampaignCustomer,
 		RollupCampaignDay, RollupCustomerDay, RollupCustomerStore, RollupPointsDay,
 		RollupSalesDay, Sale, SaleItem, SalePayment, SaleReturn, Segment, SigningKey,
-		Store, Tenant, ValidationToken, WebhookAttempt, WebhookDelivery,
-		WebhookEndpoint []ent.Interceptor
+		Store, Tenant, ValidationToken, Wallet, WalletEntry, WalletLot, WebhookAttempt,
+		WebhookDelivery, WebhookEndpoint []ent.Interceptor
 	}
 )
 

@@ -103,6 +103,8 @@ type CustomerEdges struct {
 	Segments []*Segment `json:"segments,omitempty"`
 	// The customer's points ledger, newest last.
 	PointsEntries []*PointsEntry `json:"points_entries,omitempty"`
+	// The movements of the customer's money wallets (cashback in R$), newest last.
+	WalletEntries []*WalletEntry `json:"wallet_entries,omitempty"`
 	// Campaign benefits the customer redeemed.
 	Redemptions []*Redemption `json:"redemptions,omitempty"`
 	// Sales registered for the customer at the points of sale.
@@ -113,12 +115,13 @@ type CustomerEdges struct {
 	Score *CustomerScore `json:"score,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [7]bool
+	loadedTypes [8]bool
 	// totalCount holds the count of the edges above.
-	totalCount [6]map[string]int
+	totalCount [7]map[string]int
 
 	namedSegments       map[string][]*Segment
 	namedPointsEntries  map[string][]*PointsEntry
+	namedWalletEntries  map[string][]*WalletEntry
 	namedRedemptions    map[string][]*Redemption
 	namedSales          map[string][]*Sale
 	namedConsentChanges map[string][]*ConsentChange
@@ -153,10 +156,19 @@ func (e CustomerEdges) PointsEntriesOrErr() ([]*PointsEntry, error) {
 	return nil, &NotLoadedError{edge: "points_entries"}
 }
 
+// WalletEntriesOrErr returns the WalletEntries value or an error if the edge
+// was not loaded in eager-loading.
+func (e CustomerEdges) WalletEntriesOrErr() ([]*WalletEntry, error) {
+	if e.loadedTypes[3] {
+		return e.WalletEntries, nil
+	}
+	return nil, &NotLoadedError{edge: "wallet_entries"}
+}
+
 // RedemptionsOrErr returns the Redemptions value or an error if the edge
 // was not loaded in eager-loading.
 func (e CustomerEdges) RedemptionsOrErr() ([]*Redemption, error) {
-	if e.loadedTypes[3] {
+	if e.loadedTypes[4] {
 		return e.Redemptions, nil
 	}
 	return nil, &NotLoadedError{edge: "redemptions"}
@@ -165,7 +177,7 @@ func (e CustomerEdges) RedemptionsOrErr() ([]*Redemption, error) {
 // SalesOrErr returns the Sales value or an error if the edge
 // was not loaded in eager-loading.
 func (e CustomerEdges) SalesOrErr() ([]*Sale, error) {
-	if e.loadedTypes[4] {
+	if e.loadedTypes[5] {
 		return e.Sales, nil
 	}
 	return nil, &NotLoadedError{edge: "sales"}
@@ -174,7 +186,7 @@ func (e CustomerEdges) SalesOrErr() ([]*Sale, error) {
 // ConsentChangesOrErr returns the ConsentChanges value or an error if the edge
 // was not loaded in eager-loading.
 func (e CustomerEdges) ConsentChangesOrErr() ([]*ConsentChange, error) {
-	if e.loadedTypes[5] {
+	if e.loadedTypes[6] {
 		return e.ConsentChanges, nil
 	}
 	return nil, &NotLoadedError{edge: "consent_changes"}
@@ -185,7 +197,7 @@ func (e CustomerEdges) ConsentChangesOrErr() ([]*ConsentChange, error) {
 func (e CustomerEdges) ScoreOrErr() (*CustomerScore, error) {
 	if e.Score != nil {
 		return e.Score, nil
-	} else if e.loadedTypes[6] {
+	} else if e.loadedTypes[7] {
 		return nil, &NotFoundError{label: customerscore.Label}
 	}
 	return nil, &NotLoadedError{edge: "score"}
@@ -475,6 +487,11 @@ func (_m *Customer) QueryPointsEntries() *PointsEntryQuery {
 	return NewCustomerClient(_m.config).QueryPointsEntries(_m)
 }
 
+// QueryWalletEntries queries the "wallet_entries" edge of the Customer entity.
+func (_m *Customer) QueryWalletEntries() *WalletEntryQuery {
+	return NewCustomerClient(_m.config).QueryWalletEntries(_m)
+}
+
 // QueryRedemptions queries the "redemptions" edge of the Customer entity.
 func (_m *Customer) QueryRedemptions() *RedemptionQuery {
 	return NewCustomerClient(_m.config).QueryRedemptions(_m)
@@ -696,6 +713,30 @@ func (_m *Customer) appendNamedPointsEntries(name string, edges ...*PointsEntry)
 		_m.Edges.namedPointsEntries[name] = []*PointsEntry{}
 	} else {
 		_m.Edges.namedPointsEntries[name] = append(_m.Edges.namedPointsEntries[name], edges...)
+	}
+}
+
+// NamedWalletEntries returns the WalletEntries named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Customer) NamedWalletEntries(name string) ([]*WalletEntry, error) {
+	if _m.Edges.namedWalletEntries == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedWalletEntries[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Customer) appendNamedWalletEntries(name string, edges ...*WalletEntry) {
+	if _m.Edges.namedWalletEntries == nil {
+		_m.Edges.namedWalletEntries = make(map[string][]*WalletEntry)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedWalletEntries[name] = []*WalletEntry{}
+	} else {
+		_m.Edges.namedWalletEntries[name] = append(_m.Edges.namedWalletEntries[name], edges...)
 	}
 }
 

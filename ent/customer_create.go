@@ -18,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/ent/walletentry"
 	"github.com/shopspring/decimal"
 )
 
@@ -535,6 +536,21 @@ func (_c *CustomerCreate) AddPointsEntries(v ...*PointsEntry) *CustomerCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddPointsEntryIDs(ids...)
+}
+
+// AddWalletEntryIDs adds the "wallet_entries" edge to the WalletEntry entity by IDs.
+func (_c *CustomerCreate) AddWalletEntryIDs(ids ...string) *CustomerCreate {
+	_c.mutation.AddWalletEntryIDs(ids...)
+	return _c
+}
+
+// AddWalletEntries adds the "wallet_entries" edges to the WalletEntry entity.
+func (_c *CustomerCreate) AddWalletEntries(v ...*WalletEntry) *CustomerCreate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddWalletEntryIDs(ids...)
 }
 
 // AddRedemptionIDs adds the "redemptions" edge to the Redemption entity by IDs.
@@ -1055,6 +1071,22 @@ func (_c *CustomerCreate) createSpec() (*Customer, *sqlgraph.CreateSpec, error) 
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(pointsentry.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.WalletEntriesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.WalletEntriesTable,
+			Columns: []string{customer.WalletEntriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(walletentry.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

@@ -23,6 +23,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/ent/walletentry"
 )
 
 // CustomerQuery is the builder for querying Customer entities.
@@ -35,6 +36,7 @@ type CustomerQuery struct {
 	withTenant              *TenantQuery
 	withSegments            *SegmentQuery
 	withPointsEntries       *PointsEntryQuery
+	withWalletEntries       *WalletEntryQuery
 	withRedemptions         *RedemptionQuery
 	withSales               *SaleQuery
 	withConsentChanges      *ConsentChangeQuery
@@ -43,6 +45,7 @@ type CustomerQuery struct {
 	modifiers               []func(*sql.Selector)
 	withNamedSegments       map[string]*SegmentQuery
 	withNamedPointsEntries  map[string]*PointsEntryQuery
+	withNamedWalletEntries  map[string]*WalletEntryQuery
 	withNamedRedemptions    map[string]*RedemptionQuery
 	withNamedSales          map[string]*SaleQuery
 	withNamedConsentChanges map[string]*ConsentChangeQuery
@@ -141,6 +144,28 @@ func (_q *CustomerQuery) QueryPointsEntries() *PointsEntryQuery {
 			sqlgraph.From(customer.Table, customer.FieldID, selector),
 			sqlgraph.To(pointsentry.Table, pointsentry.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, customer.PointsEntriesTable, customer.PointsEntriesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryWalletEntries chains the current query on the "wallet_entries" edge.
+func (_q *CustomerQuery) QueryWalletEntries() *WalletEntryQuery {
+	query := (&WalletEntryClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customer.Table, customer.FieldID, selector),
+			sqlgraph.To(walletentry.Table, walletentry.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, customer.WalletEntriesTable, customer.WalletEntriesColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -431,6 +456,7 @@ func (_q *CustomerQuery) Clone() *CustomerQuery {
 		withTenant:         _q.withTenant.Clone(),
 		withSegments:       _q.withSegments.Clone(),
 		withPointsEntries:  _q.withPointsEntries.Clone(),
+		withWalletEntries:  _q.withWalletEntries.Clone(),
 		withRedemptions:    _q.withRedemptions.Clone(),
 		withSales:          _q.withSales.Clone(),
 		withConsentChanges: _q.withConsentChanges.Clone(),
@@ -471,6 +497,17 @@ func (_q *CustomerQuery) WithPointsEntries(opts ...func(*PointsEntryQuery)) *Cus
 		opt(query)
 	}
 	_q.withPointsEntries = query
+	return _q
+}
+
+// WithWalletEntries tells the query-builder to eager-load the nodes that are connected to
+// the "wallet_entries" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *CustomerQuery) WithWalletEntries(opts ...func(*WalletEntryQuery)) *CustomerQuery {
+	query := (&WalletEntryClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withWalletEntries = query
 	return _q
 }
 
@@ -602,10 +639,11 @@ func (_q *CustomerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cus
 	var (
 		nodes       = []*Customer{}
 		_spec       = _q.querySpec()
-		loadedTypes = [7]bool{
+		loadedTypes = [8]bool{
 			_q.withTenant != nil,
 			_q.withSegments != nil,
 			_q.withPointsEntries != nil,
+			_q.withWalletEntries != nil,
 			_q.withRedemptions != nil,
 			_q.withSales != nil,
 			_q.withConsentChanges != nil,
@@ -653,6 +691,13 @@ func (_q *CustomerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cus
 			return nil, err
 		}
 	}
+	if query := _q.withWalletEntries; query != nil {
+		if err := _q.loadWalletEntries(ctx, query, nodes,
+			func(n *Customer) { n.Edges.WalletEntries = []*WalletEntry{} },
+			func(n *Customer, e *WalletEntry) { n.Edges.WalletEntries = append(n.Edges.WalletEntries, e) }); err != nil {
+			return nil, err
+		}
+	}
 	if query := _q.withRedemptions; query != nil {
 		if err := _q.loadRedemptions(ctx, query, nodes,
 			func(n *Customer) { n.Edges.Redemptions = []*Redemption{} },
@@ -691,6 +736,13 @@ func (_q *CustomerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cus
 		if err := _q.loadPointsEntries(ctx, query, nodes,
 			func(n *Customer) { n.appendNamedPointsEntries(name) },
 			func(n *Customer, e *PointsEntry) { n.appendNamedPointsEntries(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedWalletEntries {
+		if err := _q.loadWalletEntries(ctx, query, nodes,
+			func(n *Customer) { n.appendNamedWalletEntries(name) },
+			func(n *Customer, e *WalletEntry) { n.appendNamedWalletEntries(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -828,6 +880,36 @@ func (_q *CustomerQuery) loadPointsEntries(ctx context.Context, query *PointsEnt
 	}
 	query.Where(predicate.PointsEntry(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(customer.PointsEntriesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.CustomerID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "customer_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *CustomerQuery) loadWalletEntries(ctx context.Context, query *WalletEntryQuery, nodes []*Customer, init func(*Customer), assign func(*Customer, *WalletEntry)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Customer)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(walletentry.FieldCustomerID)
+	}
+	query.Where(predicate.WalletEntry(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(customer.WalletEntriesColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {
@@ -1105,6 +1187,20 @@ func (_q *CustomerQuery) WithNamedPointsEntries(name string, opts ...func(*Point
 		_q.withNamedPointsEntries = make(map[string]*PointsEntryQuery)
 	}
 	_q.withNamedPointsEntries[name] = query
+	return _q
+}
+
+// WithNamedWalletEntries tells the query-builder to eager-load the nodes that are connected to the "wallet_entries"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *CustomerQuery) WithNamedWalletEntries(name string, opts ...func(*WalletEntryQuery)) *CustomerQuery {
+	query := (&WalletEntryClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedWalletEntries == nil {
+		_q.withNamedWalletEntries = make(map[string]*WalletEntryQuery)
+	}
+	_q.withNamedWalletEntries[name] = query
 	return _q
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/segment"
+	"github.com/fideliza/fideliza/ent/walletentry"
 	"github.com/shopspring/decimal"
 )
 
@@ -637,6 +638,21 @@ func (_u *CustomerUpdate) AddPointsEntries(v ...*PointsEntry) *CustomerUpdate {
 	return _u.AddPointsEntryIDs(ids...)
 }
 
+// AddWalletEntryIDs adds the "wallet_entries" edge to the WalletEntry entity by IDs.
+func (_u *CustomerUpdate) AddWalletEntryIDs(ids ...string) *CustomerUpdate {
+	_u.mutation.AddWalletEntryIDs(ids...)
+	return _u
+}
+
+// AddWalletEntries adds the "wallet_entries" edges to the WalletEntry entity.
+func (_u *CustomerUpdate) AddWalletEntries(v ...*WalletEntry) *CustomerUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddWalletEntryIDs(ids...)
+}
+
 // AddRedemptionIDs adds the "redemptions" edge to the Redemption entity by IDs.
 func (_u *CustomerUpdate) AddRedemptionIDs(ids ...string) *CustomerUpdate {
 	_u.mutation.AddRedemptionIDs(ids...)
@@ -746,6 +762,27 @@ func (_u *CustomerUpdate) RemovePointsEntries(v ...*PointsEntry) *CustomerUpdate
 		ids[i] = v[i].ID
 	}
 	return _u.RemovePointsEntryIDs(ids...)
+}
+
+// ClearWalletEntries clears all "wallet_entries" edges to the WalletEntry entity.
+func (_u *CustomerUpdate) ClearWalletEntries() *CustomerUpdate {
+	_u.mutation.ClearWalletEntries()
+	return _u
+}
+
+// RemoveWalletEntryIDs removes the "wallet_entries" edge to WalletEntry entities by IDs.
+func (_u *CustomerUpdate) RemoveWalletEntryIDs(ids ...string) *CustomerUpdate {
+	_u.mutation.RemoveWalletEntryIDs(ids...)
+	return _u
+}
+
+// RemoveWalletEntries removes "wallet_entries" edges to WalletEntry entities.
+func (_u *CustomerUpdate) RemoveWalletEntries(v ...*WalletEntry) *CustomerUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveWalletEntryIDs(ids...)
 }
 
 // ClearRedemptions clears all "redemptions" edges to the Redemption entity.
@@ -1175,6 +1212,51 @@ func (_u *CustomerUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(pointsentry.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.WalletEntriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.WalletEntriesTable,
+			Columns: []string{customer.WalletEntriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(walletentry.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedWalletEntriesIDs(); len(nodes) > 0 && !_u.mutation.WalletEntriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.WalletEntriesTable,
+			Columns: []string{customer.WalletEntriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(walletentry.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.WalletEntriesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.WalletEntriesTable,
+			Columns: []string{customer.WalletEntriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(walletentry.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {
@@ -1968,6 +2050,21 @@ func (_u *CustomerUpdateOne) AddPointsEntries(v ...*PointsEntry) *CustomerUpdate
 	return _u.AddPointsEntryIDs(ids...)
 }
 
+// AddWalletEntryIDs adds the "wallet_entries" edge to the WalletEntry entity by IDs.
+func (_u *CustomerUpdateOne) AddWalletEntryIDs(ids ...string) *CustomerUpdateOne {
+	_u.mutation.AddWalletEntryIDs(ids...)
+	return _u
+}
+
+// AddWalletEntries adds the "wallet_entries" edges to the WalletEntry entity.
+func (_u *CustomerUpdateOne) AddWalletEntries(v ...*WalletEntry) *CustomerUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddWalletEntryIDs(ids...)
+}
+
 // AddRedemptionIDs adds the "redemptions" edge to the Redemption entity by IDs.
 func (_u *CustomerUpdateOne) AddRedemptionIDs(ids ...string) *CustomerUpdateOne {
 	_u.mutation.AddRedemptionIDs(ids...)
@@ -2077,6 +2174,27 @@ func (_u *CustomerUpdateOne) RemovePointsEntries(v ...*PointsEntry) *CustomerUpd
 		ids[i] = v[i].ID
 	}
 	return _u.RemovePointsEntryIDs(ids...)
+}
+
+// ClearWalletEntries clears all "wallet_entries" edges to the WalletEntry entity.
+func (_u *CustomerUpdateOne) ClearWalletEntries() *CustomerUpdateOne {
+	_u.mutation.ClearWalletEntries()
+	return _u
+}
+
+// RemoveWalletEntryIDs removes the "wallet_entries" edge to WalletEntry entities by IDs.
+func (_u *CustomerUpdateOne) RemoveWalletEntryIDs(ids ...string) *CustomerUpdateOne {
+	_u.mutation.RemoveWalletEntryIDs(ids...)
+	return _u
+}
+
+// RemoveWalletEntries removes "wallet_entries" edges to WalletEntry entities.
+func (_u *CustomerUpdateOne) RemoveWalletEntries(v ...*WalletEntry) *CustomerUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveWalletEntryIDs(ids...)
 }
 
 // ClearRedemptions clears all "redemptions" edges to the Redemption entity.
@@ -2536,6 +2654,51 @@ func (_u *CustomerUpdateOne) sqlSave(ctx context.Context) (_node *Customer, err 
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(pointsentry.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.WalletEntriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.WalletEntriesTable,
+			Columns: []string{customer.WalletEntriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(walletentry.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedWalletEntriesIDs(); len(nodes) > 0 && !_u.mutation.WalletEntriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.WalletEntriesTable,
+			Columns: []string{customer.WalletEntriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(walletentry.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.WalletEntriesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.WalletEntriesTable,
+			Columns: []string{customer.WalletEntriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(walletentry.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

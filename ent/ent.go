@@ -47,6 +47,9 @@ import (
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/ent/validationtoken"
+	"github.com/fideliza/fideliza/ent/wallet"
+	"github.com/fideliza/fideliza/ent/walletentry"
+	"github.com/fideliza/fideliza/ent/walletlot"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
@@ -145,6 +148,9 @@ func checkColumn(t, c string) error {
 			store.Table:                  store.ValidColumn,
 			tenant.Table:                 tenant.ValidColumn,
 			validationtoken.Table:        validationtoken.ValidColumn,
+			wallet.Table:                 wallet.ValidColumn,
+			walletentry.Table:            walletentry.ValidColumn,
+			walletlot.Table:              walletlot.ValidColumn,
 			webhookattempt.Table:         webhookattempt.ValidColumn,
 			webhookdelivery.Table:        webhookdelivery.ValidColumn,
 			webhookendpoint.Table:        webhookendpoint.ValidColumn,

@@ -39,6 +39,9 @@ import (
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/ent/validationtoken"
+	"github.com/fideliza/fideliza/ent/wallet"
+	"github.com/fideliza/fideliza/ent/walletentry"
+	"github.com/fideliza/fideliza/ent/walletlot"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
@@ -51,7 +54,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 38)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 41)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apiclient.Table,
@@ -832,6 +835,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldPointsExpiryMonths:         {Type: field.TypeInt, Column: tenant.FieldPointsExpiryMonths},
 			tenant.FieldTimeZone:                   {Type: field.TypeString, Column: tenant.FieldTimeZone},
 			tenant.FieldPointsPendingDays:          {Type: field.TypeInt, Column: tenant.FieldPointsPendingDays},
+			tenant.FieldCashbackAsPoints:           {Type: field.TypeBool, Column: tenant.FieldCashbackAsPoints},
 			tenant.FieldLevelGraceDays:             {Type: field.TypeInt, Column: tenant.FieldLevelGraceDays},
 			tenant.FieldChurnRefitDays:             {Type: field.TypeInt, Column: tenant.FieldChurnRefitDays},
 			tenant.FieldSilverThreshold:            {Type: field.TypeInt64, Column: tenant.FieldSilverThreshold},
@@ -871,6 +875,76 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[35] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   wallet.Table,
+			Columns: wallet.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: wallet.FieldID,
+			},
+		},
+		Type: "Wallet",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			wallet.FieldTenantID:     {Type: field.TypeString, Column: wallet.FieldTenantID},
+			wallet.FieldCreatedAt:    {Type: field.TypeTime, Column: wallet.FieldCreatedAt},
+			wallet.FieldCustomerID:   {Type: field.TypeString, Column: wallet.FieldCustomerID},
+			wallet.FieldKind:         {Type: field.TypeEnum, Column: wallet.FieldKind},
+			wallet.FieldBalanceCents: {Type: field.TypeInt64, Column: wallet.FieldBalanceCents},
+			wallet.FieldPendingCents: {Type: field.TypeInt64, Column: wallet.FieldPendingCents},
+			wallet.FieldDebtCents:    {Type: field.TypeInt64, Column: wallet.FieldDebtCents},
+		},
+	}
+	graph.Nodes[36] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   walletentry.Table,
+			Columns: walletentry.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: walletentry.FieldID,
+			},
+		},
+		Type: "WalletEntry",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			walletentry.FieldTenantID:          {Type: field.TypeString, Column: walletentry.FieldTenantID},
+			walletentry.FieldCreatedAt:         {Type: field.TypeTime, Column: walletentry.FieldCreatedAt},
+			walletentry.FieldCustomerID:        {Type: field.TypeString, Column: walletentry.FieldCustomerID},
+			walletentry.FieldWallet:            {Type: field.TypeEnum, Column: walletentry.FieldWallet},
+			walletentry.FieldKind:              {Type: field.TypeEnum, Column: walletentry.FieldKind},
+			walletentry.FieldAmountCents:       {Type: field.TypeInt64, Column: walletentry.FieldAmountCents},
+			walletentry.FieldBalanceAfterCents: {Type: field.TypeInt64, Column: walletentry.FieldBalanceAfterCents},
+			walletentry.FieldDebtAfterCents:    {Type: field.TypeInt64, Column: walletentry.FieldDebtAfterCents},
+			walletentry.FieldSourceKind:        {Type: field.TypeEnum, Column: walletentry.FieldSourceKind},
+			walletentry.FieldSourceID:          {Type: field.TypeString, Column: walletentry.FieldSourceID},
+			walletentry.FieldStoreCode:         {Type: field.TypeString, Column: walletentry.FieldStoreCode},
+			walletentry.FieldReason:            {Type: field.TypeString, Column: walletentry.FieldReason},
+			walletentry.FieldExpiresAt:         {Type: field.TypeTime, Column: walletentry.FieldExpiresAt},
+			walletentry.FieldPendingUntil:      {Type: field.TypeTime, Column: walletentry.FieldPendingUntil},
+		},
+	}
+	graph.Nodes[37] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   walletlot.Table,
+			Columns: walletlot.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: walletlot.FieldID,
+			},
+		},
+		Type: "WalletLot",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			walletlot.FieldTenantID:           {Type: field.TypeString, Column: walletlot.FieldTenantID},
+			walletlot.FieldCreatedAt:          {Type: field.TypeTime, Column: walletlot.FieldCreatedAt},
+			walletlot.FieldCustomerID:         {Type: field.TypeString, Column: walletlot.FieldCustomerID},
+			walletlot.FieldWallet:             {Type: field.TypeEnum, Column: walletlot.FieldWallet},
+			walletlot.FieldEntryID:            {Type: field.TypeString, Column: walletlot.FieldEntryID},
+			walletlot.FieldAmountCents:        {Type: field.TypeInt64, Column: walletlot.FieldAmountCents},
+			walletlot.FieldRemainingCents:     {Type: field.TypeInt64, Column: walletlot.FieldRemainingCents},
+			walletlot.FieldExpiresAt:          {Type: field.TypeTime, Column: walletlot.FieldExpiresAt},
+			walletlot.FieldPendingUntil:       {Type: field.TypeTime, Column: walletlot.FieldPendingUntil},
+			walletlot.FieldExpiringNotifiedAt: {Type: field.TypeTime, Column: walletlot.FieldExpiringNotifiedAt},
+		},
+	}
+	graph.Nodes[38] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookattempt.Table,
 			Columns: webhookattempt.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -889,7 +963,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookattempt.FieldResponseExcerpt: {Type: field.TypeString, Column: webhookattempt.FieldResponseExcerpt},
 		},
 	}
-	graph.Nodes[36] = &sqlgraph.Node{
+	graph.Nodes[39] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookdelivery.Table,
 			Columns: webhookdelivery.Columns,
@@ -914,7 +988,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookdelivery.FieldCompletedAt:    {Type: field.TypeTime, Column: webhookdelivery.FieldCompletedAt},
 		},
 	}
-	graph.Nodes[37] = &sqlgraph.Node{
+	graph.Nodes[40] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookendpoint.Table,
 			Columns: webhookendpoint.Columns,
@@ -1116,6 +1190,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Customer",
 		"PointsEntry",
+	)
+	graph.MustAddE(
+		"wallet_entries",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.WalletEntriesTable,
+			Columns: []string{customer.WalletEntriesColumn},
+			Bidi:    false,
+		},
+		"Customer",
+		"WalletEntry",
 	)
 	graph.MustAddE(
 		"redemptions",
@@ -1692,6 +1778,90 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"ValidationToken",
 		"Customer",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   wallet.TenantTable,
+			Columns: []string{wallet.TenantColumn},
+			Bidi:    false,
+		},
+		"Wallet",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"customer",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   wallet.CustomerTable,
+			Columns: []string{wallet.CustomerColumn},
+			Bidi:    false,
+		},
+		"Wallet",
+		"Customer",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   walletentry.TenantTable,
+			Columns: []string{walletentry.TenantColumn},
+			Bidi:    false,
+		},
+		"WalletEntry",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"customer",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   walletentry.CustomerTable,
+			Columns: []string{walletentry.CustomerColumn},
+			Bidi:    false,
+		},
+		"WalletEntry",
+		"Customer",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   walletlot.TenantTable,
+			Columns: []string{walletlot.TenantColumn},
+			Bidi:    false,
+		},
+		"WalletLot",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"customer",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   walletlot.CustomerTable,
+			Columns: []string{walletlot.CustomerColumn},
+			Bidi:    false,
+		},
+		"WalletLot",
+		"Customer",
+	)
+	graph.MustAddE(
+		"entry",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   walletlot.EntryTable,
+			Columns: []string{walletlot.EntryColumn},
+			Bidi:    false,
+		},
+		"WalletLot",
+		"WalletEntry",
 	)
 	graph.MustAddE(
 		"tenant",
@@ -2902,6 +3072,20 @@ func (f *CustomerFilter) WhereHasPointsEntries() {
 // WhereHasPointsEntriesWith applies a predicate to check if query has an edge points_entries with a given conditions (other predicates).
 func (f *CustomerFilter) WhereHasPointsEntriesWith(preds ...predicate.PointsEntry) {
 	f.Where(entql.HasEdgeWith("points_entries", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasWalletEntries applies a predicate to check if query has an edge wallet_entries.
+func (f *CustomerFilter) WhereHasWalletEntries() {
+	f.Where(entql.HasEdge("wallet_entries"))
+}
+
+// WhereHasWalletEntriesWith applies a predicate to check if query has an edge wallet_entries with a given conditions (other predicates).
+func (f *CustomerFilter) WhereHasWalletEntriesWith(preds ...predicate.WalletEntry) {
+	f.Where(entql.HasEdgeWith("wallet_entries", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}
@@ -5684,6 +5868,11 @@ func (f *TenantFilter) WherePointsPendingDays(p entql.IntP) {
 	f.Where(p.Field(tenant.FieldPointsPendingDays))
 }
 
+// WhereCashbackAsPoints applies the entql bool predicate on the cashback_as_points field.
+func (f *TenantFilter) WhereCashbackAsPoints(p entql.BoolP) {
+	f.Where(p.Field(tenant.FieldCashbackAsPoints))
+}
+
 // WhereLevelGraceDays applies the entql int predicate on the level_grace_days field.
 func (f *TenantFilter) WhereLevelGraceDays(p entql.IntP) {
 	f.Where(p.Field(tenant.FieldLevelGraceDays))
@@ -5891,6 +6080,379 @@ func (f *ValidationTokenFilter) WhereHasCustomerWith(preds ...predicate.Customer
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *WalletQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the WalletQuery builder.
+func (_q *WalletQuery) Filter() *WalletFilter {
+	return &WalletFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *WalletMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the WalletMutation builder.
+func (m *WalletMutation) Filter() *WalletFilter {
+	return &WalletFilter{config: m.config, predicateAdder: m}
+}
+
+// WalletFilter provides a generic filtering capability at runtime for WalletQuery.
+type WalletFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *WalletFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[35].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *WalletFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(wallet.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *WalletFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(wallet.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *WalletFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(wallet.FieldCreatedAt))
+}
+
+// WhereCustomerID applies the entql string predicate on the customer_id field.
+func (f *WalletFilter) WhereCustomerID(p entql.StringP) {
+	f.Where(p.Field(wallet.FieldCustomerID))
+}
+
+// WhereKind applies the entql string predicate on the kind field.
+func (f *WalletFilter) WhereKind(p entql.StringP) {
+	f.Where(p.Field(wallet.FieldKind))
+}
+
+// WhereBalanceCents applies the entql int64 predicate on the balance_cents field.
+func (f *WalletFilter) WhereBalanceCents(p entql.Int64P) {
+	f.Where(p.Field(wallet.FieldBalanceCents))
+}
+
+// WherePendingCents applies the entql int64 predicate on the pending_cents field.
+func (f *WalletFilter) WherePendingCents(p entql.Int64P) {
+	f.Where(p.Field(wallet.FieldPendingCents))
+}
+
+// WhereDebtCents applies the entql int64 predicate on the debt_cents field.
+func (f *WalletFilter) WhereDebtCents(p entql.Int64P) {
+	f.Where(p.Field(wallet.FieldDebtCents))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *WalletFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *WalletFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasCustomer applies a predicate to check if query has an edge customer.
+func (f *WalletFilter) WhereHasCustomer() {
+	f.Where(entql.HasEdge("customer"))
+}
+
+// WhereHasCustomerWith applies a predicate to check if query has an edge customer with a given conditions (other predicates).
+func (f *WalletFilter) WhereHasCustomerWith(preds ...predicate.Customer) {
+	f.Where(entql.HasEdgeWith("customer", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *WalletEntryQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the WalletEntryQuery builder.
+func (_q *WalletEntryQuery) Filter() *WalletEntryFilter {
+	return &WalletEntryFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *WalletEntryMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the WalletEntryMutation builder.
+func (m *WalletEntryMutation) Filter() *WalletEntryFilter {
+	return &WalletEntryFilter{config: m.config, predicateAdder: m}
+}
+
+// WalletEntryFilter provides a generic filtering capability at runtime for WalletEntryQuery.
+type WalletEntryFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *WalletEntryFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[36].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *WalletEntryFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(walletentry.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *WalletEntryFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(walletentry.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *WalletEntryFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(walletentry.FieldCreatedAt))
+}
+
+// WhereCustomerID applies the entql string predicate on the customer_id field.
+func (f *WalletEntryFilter) WhereCustomerID(p entql.StringP) {
+	f.Where(p.Field(walletentry.FieldCustomerID))
+}
+
+// WhereWallet applies the entql string predicate on the wallet field.
+func (f *WalletEntryFilter) WhereWallet(p entql.StringP) {
+	f.Where(p.Field(walletentry.FieldWallet))
+}
+
+// WhereKind applies the entql string predicate on the kind field.
+func (f *WalletEntryFilter) WhereKind(p entql.StringP) {
+	f.Where(p.Field(walletentry.FieldKind))
+}
+
+// WhereAmountCents applies the entql int64 predicate on the amount_cents field.
+func (f *WalletEntryFilter) WhereAmountCents(p entql.Int64P) {
+	f.Where(p.Field(walletentry.FieldAmountCents))
+}
+
+// WhereBalanceAfterCents applies the entql int64 predicate on the balance_after_cents field.
+func (f *WalletEntryFilter) WhereBalanceAfterCents(p entql.Int64P) {
+	f.Where(p.Field(walletentry.FieldBalanceAfterCents))
+}
+
+// WhereDebtAfterCents applies the entql int64 predicate on the debt_after_cents field.
+func (f *WalletEntryFilter) WhereDebtAfterCents(p entql.Int64P) {
+	f.Where(p.Field(walletentry.FieldDebtAfterCents))
+}
+
+// WhereSourceKind applies the entql string predicate on the source_kind field.
+func (f *WalletEntryFilter) WhereSourceKind(p entql.StringP) {
+	f.Where(p.Field(walletentry.FieldSourceKind))
+}
+
+// WhereSourceID applies the entql string predicate on the source_id field.
+func (f *WalletEntryFilter) WhereSourceID(p entql.StringP) {
+	f.Where(p.Field(walletentry.FieldSourceID))
+}
+
+// WhereStoreCode applies the entql string predicate on the store_code field.
+func (f *WalletEntryFilter) WhereStoreCode(p entql.StringP) {
+	f.Where(p.Field(walletentry.FieldStoreCode))
+}
+
+// WhereReason applies the entql string predicate on the reason field.
+func (f *WalletEntryFilter) WhereReason(p entql.StringP) {
+	f.Where(p.Field(walletentry.FieldReason))
+}
+
+// WhereExpiresAt applies the entql time.Time predicate on the expires_at field.
+func (f *WalletEntryFilter) WhereExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(walletentry.FieldExpiresAt))
+}
+
+// WherePendingUntil applies the entql time.Time predicate on the pending_until field.
+func (f *WalletEntryFilter) WherePendingUntil(p entql.TimeP) {
+	f.Where(p.Field(walletentry.FieldPendingUntil))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *WalletEntryFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *WalletEntryFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasCustomer applies a predicate to check if query has an edge customer.
+func (f *WalletEntryFilter) WhereHasCustomer() {
+	f.Where(entql.HasEdge("customer"))
+}
+
+// WhereHasCustomerWith applies a predicate to check if query has an edge customer with a given conditions (other predicates).
+func (f *WalletEntryFilter) WhereHasCustomerWith(preds ...predicate.Customer) {
+	f.Where(entql.HasEdgeWith("customer", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *WalletLotQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the WalletLotQuery builder.
+func (_q *WalletLotQuery) Filter() *WalletLotFilter {
+	return &WalletLotFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *WalletLotMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the WalletLotMutation builder.
+func (m *WalletLotMutation) Filter() *WalletLotFilter {
+	return &WalletLotFilter{config: m.config, predicateAdder: m}
+}
+
+// WalletLotFilter provides a generic filtering capability at runtime for WalletLotQuery.
+type WalletLotFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *WalletLotFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[37].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *WalletLotFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(walletlot.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *WalletLotFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(walletlot.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *WalletLotFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(walletlot.FieldCreatedAt))
+}
+
+// WhereCustomerID applies the entql string predicate on the customer_id field.
+func (f *WalletLotFilter) WhereCustomerID(p entql.StringP) {
+	f.Where(p.Field(walletlot.FieldCustomerID))
+}
+
+// WhereWallet applies the entql string predicate on the wallet field.
+func (f *WalletLotFilter) WhereWallet(p entql.StringP) {
+	f.Where(p.Field(walletlot.FieldWallet))
+}
+
+// WhereEntryID applies the entql string predicate on the entry_id field.
+func (f *WalletLotFilter) WhereEntryID(p entql.StringP) {
+	f.Where(p.Field(walletlot.FieldEntryID))
+}
+
+// WhereAmountCents applies the entql int64 predicate on the amount_cents field.
+func (f *WalletLotFilter) WhereAmountCents(p entql.Int64P) {
+	f.Where(p.Field(walletlot.FieldAmountCents))
+}
+
+// WhereRemainingCents applies the entql int64 predicate on the remaining_cents field.
+func (f *WalletLotFilter) WhereRemainingCents(p entql.Int64P) {
+	f.Where(p.Field(walletlot.FieldRemainingCents))
+}
+
+// WhereExpiresAt applies the entql time.Time predicate on the expires_at field.
+func (f *WalletLotFilter) WhereExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(walletlot.FieldExpiresAt))
+}
+
+// WherePendingUntil applies the entql time.Time predicate on the pending_until field.
+func (f *WalletLotFilter) WherePendingUntil(p entql.TimeP) {
+	f.Where(p.Field(walletlot.FieldPendingUntil))
+}
+
+// WhereExpiringNotifiedAt applies the entql time.Time predicate on the expiring_notified_at field.
+func (f *WalletLotFilter) WhereExpiringNotifiedAt(p entql.TimeP) {
+	f.Where(p.Field(walletlot.FieldExpiringNotifiedAt))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *WalletLotFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *WalletLotFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasCustomer applies a predicate to check if query has an edge customer.
+func (f *WalletLotFilter) WhereHasCustomer() {
+	f.Where(entql.HasEdge("customer"))
+}
+
+// WhereHasCustomerWith applies a predicate to check if query has an edge customer with a given conditions (other predicates).
+func (f *WalletLotFilter) WhereHasCustomerWith(preds ...predicate.Customer) {
+	f.Where(entql.HasEdgeWith("customer", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasEntry applies a predicate to check if query has an edge entry.
+func (f *WalletLotFilter) WhereHasEntry() {
+	f.Where(entql.HasEdge("entry"))
+}
+
+// WhereHasEntryWith applies a predicate to check if query has an edge entry with a given conditions (other predicates).
+func (f *WalletLotFilter) WhereHasEntryWith(preds ...predicate.WalletEntry) {
+	f.Where(entql.HasEdgeWith("entry", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *WebhookAttemptQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -5919,7 +6481,7 @@ type WebhookAttemptFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookAttemptFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[35].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[38].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6022,7 +6584,7 @@ type WebhookDeliveryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookDeliveryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[36].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[39].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6178,7 +6740,7 @@ type WebhookEndpointFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookEndpointFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[37].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[40].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

@@ -28,6 +28,7 @@ import (
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/ent/walletentry"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
@@ -1215,6 +1216,95 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 				*wq = *query
 			})
 
+		case "walletEntries":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&WalletEntryClient{config: _q.config}).Query()
+			)
+			args := newWalletEntryPaginateArgs(fieldArgs(ctx, new(WalletEntryWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newWalletEntryPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Customer) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID string `sql:"customer_id"`
+							Count  int    `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(customer.WalletEntriesColumn), ids...))
+						})
+						if err := query.GroupBy(customer.WalletEntriesColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[string]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[2] == nil {
+								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[2][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Customer) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.WalletEntries)
+							if nodes[i].Edges.totalCount[2] == nil {
+								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[2][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, walletentryImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(customer.WalletEntriesColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedWalletEntries(alias, func(wq *WalletEntryQuery) {
+				*wq = *query
+			})
+
 		case "redemptions":
 			var (
 				alias = field.Alias
@@ -1258,10 +1348,10 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[2] == nil {
-								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							if nodes[i].Edges.totalCount[3] == nil {
+								nodes[i].Edges.totalCount[3] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[2][alias] = n
+							nodes[i].Edges.totalCount[3][alias] = n
 						}
 						return nil
 					})
@@ -1269,10 +1359,10 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Customer) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.Redemptions)
-							if nodes[i].Edges.totalCount[2] == nil {
-								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							if nodes[i].Edges.totalCount[3] == nil {
+								nodes[i].Edges.totalCount[3] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[2][alias] = n
+							nodes[i].Edges.totalCount[3][alias] = n
 						}
 						return nil
 					})
@@ -1347,10 +1437,10 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[3] == nil {
-								nodes[i].Edges.totalCount[3] = make(map[string]int)
+							if nodes[i].Edges.totalCount[4] == nil {
+								nodes[i].Edges.totalCount[4] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[3][alias] = n
+							nodes[i].Edges.totalCount[4][alias] = n
 						}
 						return nil
 					})
@@ -1358,10 +1448,10 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Customer) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.Sales)
-							if nodes[i].Edges.totalCount[3] == nil {
-								nodes[i].Edges.totalCount[3] = make(map[string]int)
+							if nodes[i].Edges.totalCount[4] == nil {
+								nodes[i].Edges.totalCount[4] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[3][alias] = n
+							nodes[i].Edges.totalCount[4][alias] = n
 						}
 						return nil
 					})
@@ -1436,10 +1526,10 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[4] == nil {
-								nodes[i].Edges.totalCount[4] = make(map[string]int)
+							if nodes[i].Edges.totalCount[5] == nil {
+								nodes[i].Edges.totalCount[5] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[4][alias] = n
+							nodes[i].Edges.totalCount[5][alias] = n
 						}
 						return nil
 					})
@@ -1447,10 +1537,10 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Customer) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.ConsentChanges)
-							if nodes[i].Edges.totalCount[4] == nil {
-								nodes[i].Edges.totalCount[4] = make(map[string]int)
+							if nodes[i].Edges.totalCount[5] == nil {
+								nodes[i].Edges.totalCount[5] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[4][alias] = n
+							nodes[i].Edges.totalCount[5][alias] = n
 						}
 						return nil
 					})
@@ -3746,6 +3836,11 @@ func (_q *TenantQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 				selectedFields = append(selectedFields, tenant.FieldPointsPendingDays)
 				fieldSeen[tenant.FieldPointsPendingDays] = struct{}{}
 			}
+		case "cashbackAsPoints":
+			if _, ok := fieldSeen[tenant.FieldCashbackAsPoints]; !ok {
+				selectedFields = append(selectedFields, tenant.FieldCashbackAsPoints)
+				fieldSeen[tenant.FieldCashbackAsPoints] = struct{}{}
+			}
 		case "levelGraceDays":
 			if _, ok := fieldSeen[tenant.FieldLevelGraceDays]; !ok {
 				selectedFields = append(selectedFields, tenant.FieldLevelGraceDays)
@@ -3870,6 +3965,160 @@ func newTenantPaginateArgs(rv map[string]any) *tenantPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*TenantWhereInput); ok {
 		args.opts = append(args.opts, WithTenantFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *WalletEntryQuery) CollectFields(ctx context.Context, satisfies ...string) (*WalletEntryQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *WalletEntryQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(walletentry.Columns))
+		selectedFields = []string{walletentry.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "customer":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&CustomerClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, customerImplementors)...); err != nil {
+				return err
+			}
+			_q.withCustomer = query
+			if _, ok := fieldSeen[walletentry.FieldCustomerID]; !ok {
+				selectedFields = append(selectedFields, walletentry.FieldCustomerID)
+				fieldSeen[walletentry.FieldCustomerID] = struct{}{}
+			}
+		case "tenantID":
+			if _, ok := fieldSeen[walletentry.FieldTenantID]; !ok {
+				selectedFields = append(selectedFields, walletentry.FieldTenantID)
+				fieldSeen[walletentry.FieldTenantID] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[walletentry.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, walletentry.FieldCreatedAt)
+				fieldSeen[walletentry.FieldCreatedAt] = struct{}{}
+			}
+		case "customerID":
+			if _, ok := fieldSeen[walletentry.FieldCustomerID]; !ok {
+				selectedFields = append(selectedFields, walletentry.FieldCustomerID)
+				fieldSeen[walletentry.FieldCustomerID] = struct{}{}
+			}
+		case "wallet":
+			if _, ok := fieldSeen[walletentry.FieldWallet]; !ok {
+				selectedFields = append(selectedFields, walletentry.FieldWallet)
+				fieldSeen[walletentry.FieldWallet] = struct{}{}
+			}
+		case "kind":
+			if _, ok := fieldSeen[walletentry.FieldKind]; !ok {
+				selectedFields = append(selectedFields, walletentry.FieldKind)
+				fieldSeen[walletentry.FieldKind] = struct{}{}
+			}
+		case "sourceKind":
+			if _, ok := fieldSeen[walletentry.FieldSourceKind]; !ok {
+				selectedFields = append(selectedFields, walletentry.FieldSourceKind)
+				fieldSeen[walletentry.FieldSourceKind] = struct{}{}
+			}
+		case "sourceID":
+			if _, ok := fieldSeen[walletentry.FieldSourceID]; !ok {
+				selectedFields = append(selectedFields, walletentry.FieldSourceID)
+				fieldSeen[walletentry.FieldSourceID] = struct{}{}
+			}
+		case "storeCode":
+			if _, ok := fieldSeen[walletentry.FieldStoreCode]; !ok {
+				selectedFields = append(selectedFields, walletentry.FieldStoreCode)
+				fieldSeen[walletentry.FieldStoreCode] = struct{}{}
+			}
+		case "reason":
+			if _, ok := fieldSeen[walletentry.FieldReason]; !ok {
+				selectedFields = append(selectedFields, walletentry.FieldReason)
+				fieldSeen[walletentry.FieldReason] = struct{}{}
+			}
+		case "expiresAt":
+			if _, ok := fieldSeen[walletentry.FieldExpiresAt]; !ok {
+				selectedFields = append(selectedFields, walletentry.FieldExpiresAt)
+				fieldSeen[walletentry.FieldExpiresAt] = struct{}{}
+			}
+		case "pendingUntil":
+			if _, ok := fieldSeen[walletentry.FieldPendingUntil]; !ok {
+				selectedFields = append(selectedFields, walletentry.FieldPendingUntil)
+				fieldSeen[walletentry.FieldPendingUntil] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type walletentryPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []WalletEntryPaginateOption
+}
+
+func newWalletEntryPaginateArgs(rv map[string]any) *walletentryPaginateArgs {
+	args := &walletentryPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &WalletEntryOrder{Field: &WalletEntryOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithWalletEntryOrder(order))
+			}
+		case *WalletEntryOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithWalletEntryOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*WalletEntryWhereInput); ok {
+		args.opts = append(args.opts, WithWalletEntryFilter(v.Filter))
 	}
 	return args
 }

@@ -116,6 +116,27 @@ func (_m *Customer) PointsEntries(
 	return _m.QueryPointsEntries().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *Customer) WalletEntries(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *WalletEntryOrder, where *WalletEntryWhereInput,
+) (*WalletEntryConnection, error) {
+	opts := []WalletEntryPaginateOption{
+		WithWalletEntryOrder(orderBy),
+		WithWalletEntryFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[2][alias]
+	if nodes, err := _m.NamedWalletEntries(alias); err == nil || hasTotalCount {
+		pager, err := newWalletEntryPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &WalletEntryConnection{Edges: []*WalletEntryEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryWalletEntries().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *Customer) Redemptions(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *RedemptionOrder, where *RedemptionWhereInput,
 ) (*RedemptionConnection, error) {
@@ -124,7 +145,7 @@ func (_m *Customer) Redemptions(
 		WithRedemptionFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[2][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[3][alias]
 	if nodes, err := _m.NamedRedemptions(alias); err == nil || hasTotalCount {
 		pager, err := newRedemptionPager(opts, last != nil)
 		if err != nil {
@@ -145,7 +166,7 @@ func (_m *Customer) Sales(
 		WithSaleFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[3][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[4][alias]
 	if nodes, err := _m.NamedSales(alias); err == nil || hasTotalCount {
 		pager, err := newSalePager(opts, last != nil)
 		if err != nil {
@@ -166,7 +187,7 @@ func (_m *Customer) ConsentChanges(
 		WithConsentChangeFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[4][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
 	if nodes, err := _m.NamedConsentChanges(alias); err == nil || hasTotalCount {
 		pager, err := newConsentChangePager(opts, last != nil)
 		if err != nil {
@@ -369,6 +390,14 @@ func (_m *Tenant) Sandboxes(ctx context.Context) (result []*Tenant, err error) {
 	}
 	if IsNotLoaded(err) {
 		result, err = _m.QuerySandboxes().All(ctx)
+	}
+	return result, err
+}
+
+func (_m *WalletEntry) Customer(ctx context.Context) (*Customer, error) {
+	result, err := _m.Edges.CustomerOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryCustomer().Only(ctx)
 	}
 	return result, err
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/ent/walletentry"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
@@ -126,6 +127,11 @@ var tenantImplementors = []string{"Tenant", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Tenant) IsNode() {}
+
+var walletentryImplementors = []string{"WalletEntry", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*WalletEntry) IsNode() {}
 
 var webhookattemptImplementors = []string{"WebhookAttempt", "Node"}
 
@@ -358,6 +364,15 @@ func (c *Client) noder(ctx context.Context, table string, id string) (Noder, err
 			Where(tenant.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, tenantImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case walletentry.Table:
+		query := c.WalletEntry.Query().
+			Where(walletentry.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, walletentryImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -738,6 +753,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		query := c.Tenant.Query().
 			Where(tenant.IDIn(ids...))
 		query, err := query.CollectFields(ctx, tenantImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case walletentry.Table:
+		query := c.WalletEntry.Query().
+			Where(walletentry.IDIn(ids...))
+		query, err := query.CollectFields(ctx, walletentryImplementors...)
 		if err != nil {
 			return nil, err
 		}

@@ -32,6 +32,7 @@ import (
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/ent/walletentry"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
@@ -5815,6 +5816,302 @@ func (_m *Tenant) ToEdge(order *TenantOrder) *TenantEdge {
 		order = DefaultTenantOrder
 	}
 	return &TenantEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// WalletEntryEdge is the edge representation of WalletEntry.
+type WalletEntryEdge struct {
+	Node   *WalletEntry `json:"node"`
+	Cursor Cursor       `json:"cursor"`
+}
+
+// WalletEntryConnection is the connection containing edges to WalletEntry.
+type WalletEntryConnection struct {
+	Edges      []*WalletEntryEdge `json:"edges"`
+	PageInfo   PageInfo           `json:"pageInfo"`
+	TotalCount int                `json:"totalCount"`
+}
+
+func (c *WalletEntryConnection) build(nodes []*WalletEntry, pager *walletentryPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *WalletEntry
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *WalletEntry {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *WalletEntry {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*WalletEntryEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &WalletEntryEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// WalletEntryPaginateOption enables pagination customization.
+type WalletEntryPaginateOption func(*walletentryPager) error
+
+// WithWalletEntryOrder configures pagination ordering.
+func WithWalletEntryOrder(order *WalletEntryOrder) WalletEntryPaginateOption {
+	if order == nil {
+		order = DefaultWalletEntryOrder
+	}
+	o := *order
+	return func(pager *walletentryPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultWalletEntryOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithWalletEntryFilter configures pagination filter.
+func WithWalletEntryFilter(filter func(*WalletEntryQuery) (*WalletEntryQuery, error)) WalletEntryPaginateOption {
+	return func(pager *walletentryPager) error {
+		if filter == nil {
+			return errors.New("WalletEntryQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type walletentryPager struct {
+	reverse bool
+	order   *WalletEntryOrder
+	filter  func(*WalletEntryQuery) (*WalletEntryQuery, error)
+}
+
+func newWalletEntryPager(opts []WalletEntryPaginateOption, reverse bool) (*walletentryPager, error) {
+	pager := &walletentryPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultWalletEntryOrder
+	}
+	return pager, nil
+}
+
+func (p *walletentryPager) applyFilter(query *WalletEntryQuery) (*WalletEntryQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *walletentryPager) toCursor(_m *WalletEntry) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *walletentryPager) applyCursors(query *WalletEntryQuery, after, before *Cursor) (*WalletEntryQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultWalletEntryOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *walletentryPager) applyOrder(query *WalletEntryQuery) *WalletEntryQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultWalletEntryOrder.Field {
+		query = query.Order(DefaultWalletEntryOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *walletentryPager) orderExpr(query *WalletEntryQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultWalletEntryOrder.Field {
+			b.Comma().Ident(DefaultWalletEntryOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to WalletEntry.
+func (_m *WalletEntryQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...WalletEntryPaginateOption,
+) (*WalletEntryConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newWalletEntryPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &WalletEntryConnection{Edges: []*WalletEntryEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// WalletEntryOrderFieldCreatedAt orders WalletEntry by created_at.
+	WalletEntryOrderFieldCreatedAt = &WalletEntryOrderField{
+		Value: func(_m *WalletEntry) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: walletentry.FieldCreatedAt,
+		toTerm: walletentry.ByCreatedAt,
+		toCursor: func(_m *WalletEntry) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f WalletEntryOrderField) String() string {
+	var str string
+	switch f.column {
+	case WalletEntryOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f WalletEntryOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *WalletEntryOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("WalletEntryOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *WalletEntryOrderFieldCreatedAt
+	default:
+		return fmt.Errorf("%s is not a valid WalletEntryOrderField", str)
+	}
+	return nil
+}
+
+// WalletEntryOrderField defines the ordering field of WalletEntry.
+type WalletEntryOrderField struct {
+	// Value extracts the ordering value from the given WalletEntry.
+	Value    func(*WalletEntry) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) walletentry.OrderOption
+	toCursor func(*WalletEntry) Cursor
+}
+
+// WalletEntryOrder defines the ordering of WalletEntry.
+type WalletEntryOrder struct {
+	Direction OrderDirection         `json:"direction"`
+	Field     *WalletEntryOrderField `json:"field"`
+}
+
+// DefaultWalletEntryOrder is the default ordering of WalletEntry.
+var DefaultWalletEntryOrder = &WalletEntryOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &WalletEntryOrderField{
+		Value: func(_m *WalletEntry) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: walletentry.FieldID,
+		toTerm: walletentry.ByID,
+		toCursor: func(_m *WalletEntry) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts WalletEntry into WalletEntryEdge.
+func (_m *WalletEntry) ToEdge(order *WalletEntryOrder) *WalletEntryEdge {
+	if order == nil {
+		order = DefaultWalletEntryOrder
+	}
+	return &WalletEntryEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

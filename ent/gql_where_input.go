@@ -26,6 +26,7 @@ import (
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/ent/walletentry"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
@@ -3451,6 +3452,10 @@ type CustomerWhereInput struct {
 	HasPointsEntries     *bool                    `json:"hasPointsEntries,omitempty"`
 	HasPointsEntriesWith []*PointsEntryWhereInput `json:"hasPointsEntriesWith,omitempty"`
 
+	// "wallet_entries" edge predicates.
+	HasWalletEntries     *bool                    `json:"hasWalletEntries,omitempty"`
+	HasWalletEntriesWith []*WalletEntryWhereInput `json:"hasWalletEntriesWith,omitempty"`
+
 	// "redemptions" edge predicates.
 	HasRedemptions     *bool                   `json:"hasRedemptions,omitempty"`
 	HasRedemptionsWith []*RedemptionWhereInput `json:"hasRedemptionsWith,omitempty"`
@@ -4421,6 +4426,24 @@ func (i *CustomerWhereInput) P() (predicate.Customer, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, customer.HasPointsEntriesWith(with...))
+	}
+	if i.HasWalletEntries != nil {
+		p := customer.HasWalletEntries()
+		if !*i.HasWalletEntries {
+			p = customer.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasWalletEntriesWith) > 0 {
+		with := make([]predicate.WalletEntry, 0, len(i.HasWalletEntriesWith))
+		for _, w := range i.HasWalletEntriesWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasWalletEntriesWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, customer.HasWalletEntriesWith(with...))
 	}
 	if i.HasRedemptions != nil {
 		p := customer.HasRedemptions()
@@ -11591,6 +11614,10 @@ type TenantWhereInput struct {
 	PointsPendingDaysLT    *int  `json:"pointsPendingDaysLT,omitempty"`
 	PointsPendingDaysLTE   *int  `json:"pointsPendingDaysLTE,omitempty"`
 
+	// "cashback_as_points" field predicates.
+	CashbackAsPoints    *bool `json:"cashbackAsPoints,omitempty"`
+	CashbackAsPointsNEQ *bool `json:"cashbackAsPointsNEQ,omitempty"`
+
 	// "level_grace_days" field predicates.
 	LevelGraceDays      *int  `json:"levelGraceDays,omitempty"`
 	LevelGraceDaysNEQ   *int  `json:"levelGraceDaysNEQ,omitempty"`
@@ -12244,6 +12271,12 @@ func (i *TenantWhereInput) P() (predicate.Tenant, error) {
 	if i.PointsPendingDaysLTE != nil {
 		predicates = append(predicates, tenant.PointsPendingDaysLTE(*i.PointsPendingDaysLTE))
 	}
+	if i.CashbackAsPoints != nil {
+		predicates = append(predicates, tenant.CashbackAsPointsEQ(*i.CashbackAsPoints))
+	}
+	if i.CashbackAsPointsNEQ != nil {
+		predicates = append(predicates, tenant.CashbackAsPointsNEQ(*i.CashbackAsPointsNEQ))
+	}
 	if i.LevelGraceDays != nil {
 		predicates = append(predicates, tenant.LevelGraceDaysEQ(*i.LevelGraceDays))
 	}
@@ -12603,6 +12636,610 @@ func (i *TenantWhereInput) P() (predicate.Tenant, error) {
 		return predicates[0], nil
 	default:
 		return tenant.And(predicates...), nil
+	}
+}
+
+// WalletEntryWhereInput represents a where input for filtering WalletEntry queries.
+type WalletEntryWhereInput struct {
+	Predicates []predicate.WalletEntry  `json:"-"`
+	Not        *WalletEntryWhereInput   `json:"not,omitempty"`
+	Or         []*WalletEntryWhereInput `json:"or,omitempty"`
+	And        []*WalletEntryWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "tenant_id" field predicates.
+	TenantID             *string  `json:"tenantID,omitempty"`
+	TenantIDNEQ          *string  `json:"tenantIDNEQ,omitempty"`
+	TenantIDIn           []string `json:"tenantIDIn,omitempty"`
+	TenantIDNotIn        []string `json:"tenantIDNotIn,omitempty"`
+	TenantIDGT           *string  `json:"tenantIDGT,omitempty"`
+	TenantIDGTE          *string  `json:"tenantIDGTE,omitempty"`
+	TenantIDLT           *string  `json:"tenantIDLT,omitempty"`
+	TenantIDLTE          *string  `json:"tenantIDLTE,omitempty"`
+	TenantIDContains     *string  `json:"tenantIDContains,omitempty"`
+	TenantIDHasPrefix    *string  `json:"tenantIDHasPrefix,omitempty"`
+	TenantIDHasSuffix    *string  `json:"tenantIDHasSuffix,omitempty"`
+	TenantIDEqualFold    *string  `json:"tenantIDEqualFold,omitempty"`
+	TenantIDContainsFold *string  `json:"tenantIDContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "customer_id" field predicates.
+	CustomerID             *string  `json:"customerID,omitempty"`
+	CustomerIDNEQ          *string  `json:"customerIDNEQ,omitempty"`
+	CustomerIDIn           []string `json:"customerIDIn,omitempty"`
+	CustomerIDNotIn        []string `json:"customerIDNotIn,omitempty"`
+	CustomerIDGT           *string  `json:"customerIDGT,omitempty"`
+	CustomerIDGTE          *string  `json:"customerIDGTE,omitempty"`
+	CustomerIDLT           *string  `json:"customerIDLT,omitempty"`
+	CustomerIDLTE          *string  `json:"customerIDLTE,omitempty"`
+	CustomerIDContains     *string  `json:"customerIDContains,omitempty"`
+	CustomerIDHasPrefix    *string  `json:"customerIDHasPrefix,omitempty"`
+	CustomerIDHasSuffix    *string  `json:"customerIDHasSuffix,omitempty"`
+	CustomerIDEqualFold    *string  `json:"customerIDEqualFold,omitempty"`
+	CustomerIDContainsFold *string  `json:"customerIDContainsFold,omitempty"`
+
+	// "wallet" field predicates.
+	Wallet      *walletentry.Wallet  `json:"wallet,omitempty"`
+	WalletNEQ   *walletentry.Wallet  `json:"walletNEQ,omitempty"`
+	WalletIn    []walletentry.Wallet `json:"walletIn,omitempty"`
+	WalletNotIn []walletentry.Wallet `json:"walletNotIn,omitempty"`
+
+	// "kind" field predicates.
+	Kind      *walletentry.Kind  `json:"kind,omitempty"`
+	KindNEQ   *walletentry.Kind  `json:"kindNEQ,omitempty"`
+	KindIn    []walletentry.Kind `json:"kindIn,omitempty"`
+	KindNotIn []walletentry.Kind `json:"kindNotIn,omitempty"`
+
+	// "source_kind" field predicates.
+	SourceKind      *walletentry.SourceKind  `json:"sourceKind,omitempty"`
+	SourceKindNEQ   *walletentry.SourceKind  `json:"sourceKindNEQ,omitempty"`
+	SourceKindIn    []walletentry.SourceKind `json:"sourceKindIn,omitempty"`
+	SourceKindNotIn []walletentry.SourceKind `json:"sourceKindNotIn,omitempty"`
+
+	// "source_id" field predicates.
+	SourceID             *string  `json:"sourceID,omitempty"`
+	SourceIDNEQ          *string  `json:"sourceIDNEQ,omitempty"`
+	SourceIDIn           []string `json:"sourceIDIn,omitempty"`
+	SourceIDNotIn        []string `json:"sourceIDNotIn,omitempty"`
+	SourceIDGT           *string  `json:"sourceIDGT,omitempty"`
+	SourceIDGTE          *string  `json:"sourceIDGTE,omitempty"`
+	SourceIDLT           *string  `json:"sourceIDLT,omitempty"`
+	SourceIDLTE          *string  `json:"sourceIDLTE,omitempty"`
+	SourceIDContains     *string  `json:"sourceIDContains,omitempty"`
+	SourceIDHasPrefix    *string  `json:"sourceIDHasPrefix,omitempty"`
+	SourceIDHasSuffix    *string  `json:"sourceIDHasSuffix,omitempty"`
+	SourceIDIsNil        bool     `json:"sourceIDIsNil,omitempty"`
+	SourceIDNotNil       bool     `json:"sourceIDNotNil,omitempty"`
+	SourceIDEqualFold    *string  `json:"sourceIDEqualFold,omitempty"`
+	SourceIDContainsFold *string  `json:"sourceIDContainsFold,omitempty"`
+
+	// "store_code" field predicates.
+	StoreCode             *string  `json:"storeCode,omitempty"`
+	StoreCodeNEQ          *string  `json:"storeCodeNEQ,omitempty"`
+	StoreCodeIn           []string `json:"storeCodeIn,omitempty"`
+	StoreCodeNotIn        []string `json:"storeCodeNotIn,omitempty"`
+	StoreCodeGT           *string  `json:"storeCodeGT,omitempty"`
+	StoreCodeGTE          *string  `json:"storeCodeGTE,omitempty"`
+	StoreCodeLT           *string  `json:"storeCodeLT,omitempty"`
+	StoreCodeLTE          *string  `json:"storeCodeLTE,omitempty"`
+	StoreCodeContains     *string  `json:"storeCodeContains,omitempty"`
+	StoreCodeHasPrefix    *string  `json:"storeCodeHasPrefix,omitempty"`
+	StoreCodeHasSuffix    *string  `json:"storeCodeHasSuffix,omitempty"`
+	StoreCodeEqualFold    *string  `json:"storeCodeEqualFold,omitempty"`
+	StoreCodeContainsFold *string  `json:"storeCodeContainsFold,omitempty"`
+
+	// "reason" field predicates.
+	Reason             *string  `json:"reason,omitempty"`
+	ReasonNEQ          *string  `json:"reasonNEQ,omitempty"`
+	ReasonIn           []string `json:"reasonIn,omitempty"`
+	ReasonNotIn        []string `json:"reasonNotIn,omitempty"`
+	ReasonGT           *string  `json:"reasonGT,omitempty"`
+	ReasonGTE          *string  `json:"reasonGTE,omitempty"`
+	ReasonLT           *string  `json:"reasonLT,omitempty"`
+	ReasonLTE          *string  `json:"reasonLTE,omitempty"`
+	ReasonContains     *string  `json:"reasonContains,omitempty"`
+	ReasonHasPrefix    *string  `json:"reasonHasPrefix,omitempty"`
+	ReasonHasSuffix    *string  `json:"reasonHasSuffix,omitempty"`
+	ReasonEqualFold    *string  `json:"reasonEqualFold,omitempty"`
+	ReasonContainsFold *string  `json:"reasonContainsFold,omitempty"`
+
+	// "expires_at" field predicates.
+	ExpiresAt       *time.Time  `json:"expiresAt,omitempty"`
+	ExpiresAtNEQ    *time.Time  `json:"expiresAtNEQ,omitempty"`
+	ExpiresAtIn     []time.Time `json:"expiresAtIn,omitempty"`
+	ExpiresAtNotIn  []time.Time `json:"expiresAtNotIn,omitempty"`
+	ExpiresAtGT     *time.Time  `json:"expiresAtGT,omitempty"`
+	ExpiresAtGTE    *time.Time  `json:"expiresAtGTE,omitempty"`
+	ExpiresAtLT     *time.Time  `json:"expiresAtLT,omitempty"`
+	ExpiresAtLTE    *time.Time  `json:"expiresAtLTE,omitempty"`
+	ExpiresAtIsNil  bool        `json:"expiresAtIsNil,omitempty"`
+	ExpiresAtNotNil bool        `json:"expiresAtNotNil,omitempty"`
+
+	// "pending_until" field predicates.
+	PendingUntil       *time.Time  `json:"pendingUntil,omitempty"`
+	PendingUntilNEQ    *time.Time  `json:"pendingUntilNEQ,omitempty"`
+	PendingUntilIn     []time.Time `json:"pendingUntilIn,omitempty"`
+	PendingUntilNotIn  []time.Time `json:"pendingUntilNotIn,omitempty"`
+	PendingUntilGT     *time.Time  `json:"pendingUntilGT,omitempty"`
+	PendingUntilGTE    *time.Time  `json:"pendingUntilGTE,omitempty"`
+	PendingUntilLT     *time.Time  `json:"pendingUntilLT,omitempty"`
+	PendingUntilLTE    *time.Time  `json:"pendingUntilLTE,omitempty"`
+	PendingUntilIsNil  bool        `json:"pendingUntilIsNil,omitempty"`
+	PendingUntilNotNil bool        `json:"pendingUntilNotNil,omitempty"`
+
+	// "customer" edge predicates.
+	HasCustomer     *bool                 `json:"hasCustomer,omitempty"`
+	HasCustomerWith []*CustomerWhereInput `json:"hasCustomerWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *WalletEntryWhereInput) AddPredicates(predicates ...predicate.WalletEntry) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the WalletEntryWhereInput filter on the WalletEntryQuery builder.
+func (i *WalletEntryWhereInput) Filter(q *WalletEntryQuery) (*WalletEntryQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyWalletEntryWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyWalletEntryWhereInput is returned in case the WalletEntryWhereInput is empty.
+var ErrEmptyWalletEntryWhereInput = errors.New("ent: empty predicate WalletEntryWhereInput")
+
+// P returns a predicate for filtering walletentries.
+// An error is returned if the input is empty or invalid.
+func (i *WalletEntryWhereInput) P() (predicate.WalletEntry, error) {
+	var predicates []predicate.WalletEntry
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, walletentry.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.WalletEntry, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, walletentry.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.WalletEntry, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, walletentry.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, walletentry.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, walletentry.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, walletentry.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, walletentry.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, walletentry.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, walletentry.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, walletentry.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, walletentry.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, walletentry.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, walletentry.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.TenantID != nil {
+		predicates = append(predicates, walletentry.TenantIDEQ(*i.TenantID))
+	}
+	if i.TenantIDNEQ != nil {
+		predicates = append(predicates, walletentry.TenantIDNEQ(*i.TenantIDNEQ))
+	}
+	if len(i.TenantIDIn) > 0 {
+		predicates = append(predicates, walletentry.TenantIDIn(i.TenantIDIn...))
+	}
+	if len(i.TenantIDNotIn) > 0 {
+		predicates = append(predicates, walletentry.TenantIDNotIn(i.TenantIDNotIn...))
+	}
+	if i.TenantIDGT != nil {
+		predicates = append(predicates, walletentry.TenantIDGT(*i.TenantIDGT))
+	}
+	if i.TenantIDGTE != nil {
+		predicates = append(predicates, walletentry.TenantIDGTE(*i.TenantIDGTE))
+	}
+	if i.TenantIDLT != nil {
+		predicates = append(predicates, walletentry.TenantIDLT(*i.TenantIDLT))
+	}
+	if i.TenantIDLTE != nil {
+		predicates = append(predicates, walletentry.TenantIDLTE(*i.TenantIDLTE))
+	}
+	if i.TenantIDContains != nil {
+		predicates = append(predicates, walletentry.TenantIDContains(*i.TenantIDContains))
+	}
+	if i.TenantIDHasPrefix != nil {
+		predicates = append(predicates, walletentry.TenantIDHasPrefix(*i.TenantIDHasPrefix))
+	}
+	if i.TenantIDHasSuffix != nil {
+		predicates = append(predicates, walletentry.TenantIDHasSuffix(*i.TenantIDHasSuffix))
+	}
+	if i.TenantIDEqualFold != nil {
+		predicates = append(predicates, walletentry.TenantIDEqualFold(*i.TenantIDEqualFold))
+	}
+	if i.TenantIDContainsFold != nil {
+		predicates = append(predicates, walletentry.TenantIDContainsFold(*i.TenantIDContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, walletentry.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, walletentry.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, walletentry.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, walletentry.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, walletentry.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, walletentry.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, walletentry.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, walletentry.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.CustomerID != nil {
+		predicates = append(predicates, walletentry.CustomerIDEQ(*i.CustomerID))
+	}
+	if i.CustomerIDNEQ != nil {
+		predicates = append(predicates, walletentry.CustomerIDNEQ(*i.CustomerIDNEQ))
+	}
+	if len(i.CustomerIDIn) > 0 {
+		predicates = append(predicates, walletentry.CustomerIDIn(i.CustomerIDIn...))
+	}
+	if len(i.CustomerIDNotIn) > 0 {
+		predicates = append(predicates, walletentry.CustomerIDNotIn(i.CustomerIDNotIn...))
+	}
+	if i.CustomerIDGT != nil {
+		predicates = append(predicates, walletentry.CustomerIDGT(*i.CustomerIDGT))
+	}
+	if i.CustomerIDGTE != nil {
+		predicates = append(predicates, walletentry.CustomerIDGTE(*i.CustomerIDGTE))
+	}
+	if i.CustomerIDLT != nil {
+		predicates = append(predicates, walletentry.CustomerIDLT(*i.CustomerIDLT))
+	}
+	if i.CustomerIDLTE != nil {
+		predicates = append(predicates, walletentry.CustomerIDLTE(*i.CustomerIDLTE))
+	}
+	if i.CustomerIDContains != nil {
+		predicates = append(predicates, walletentry.CustomerIDContains(*i.CustomerIDContains))
+	}
+	if i.CustomerIDHasPrefix != nil {
+		predicates = append(predicates, walletentry.CustomerIDHasPrefix(*i.CustomerIDHasPrefix))
+	}
+	if i.CustomerIDHasSuffix != nil {
+		predicates = append(predicates, walletentry.CustomerIDHasSuffix(*i.CustomerIDHasSuffix))
+	}
+	if i.CustomerIDEqualFold != nil {
+		predicates = append(predicates, walletentry.CustomerIDEqualFold(*i.CustomerIDEqualFold))
+	}
+	if i.CustomerIDContainsFold != nil {
+		predicates = append(predicates, walletentry.CustomerIDContainsFold(*i.CustomerIDContainsFold))
+	}
+	if i.Wallet != nil {
+		predicates = append(predicates, walletentry.WalletEQ(*i.Wallet))
+	}
+	if i.WalletNEQ != nil {
+		predicates = append(predicates, walletentry.WalletNEQ(*i.WalletNEQ))
+	}
+	if len(i.WalletIn) > 0 {
+		predicates = append(predicates, walletentry.WalletIn(i.WalletIn...))
+	}
+	if len(i.WalletNotIn) > 0 {
+		predicates = append(predicates, walletentry.WalletNotIn(i.WalletNotIn...))
+	}
+	if i.Kind != nil {
+		predicates = append(predicates, walletentry.KindEQ(*i.Kind))
+	}
+	if i.KindNEQ != nil {
+		predicates = append(predicates, walletentry.KindNEQ(*i.KindNEQ))
+	}
+	if len(i.KindIn) > 0 {
+		predicates = append(predicates, walletentry.KindIn(i.KindIn...))
+	}
+	if len(i.KindNotIn) > 0 {
+		predicates = append(predicates, walletentry.KindNotIn(i.KindNotIn...))
+	}
+	if i.SourceKind != nil {
+		predicates = append(predicates, walletentry.SourceKindEQ(*i.SourceKind))
+	}
+	if i.SourceKindNEQ != nil {
+		predicates = append(predicates, walletentry.SourceKindNEQ(*i.SourceKindNEQ))
+	}
+	if len(i.SourceKindIn) > 0 {
+		predicates = append(predicates, walletentry.SourceKindIn(i.SourceKindIn...))
+	}
+	if len(i.SourceKindNotIn) > 0 {
+		predicates = append(predicates, walletentry.SourceKindNotIn(i.SourceKindNotIn...))
+	}
+	if i.SourceID != nil {
+		predicates = append(predicates, walletentry.SourceIDEQ(*i.SourceID))
+	}
+	if i.SourceIDNEQ != nil {
+		predicates = append(predicates, walletentry.SourceIDNEQ(*i.SourceIDNEQ))
+	}
+	if len(i.SourceIDIn) > 0 {
+		predicates = append(predicates, walletentry.SourceIDIn(i.SourceIDIn...))
+	}
+	if len(i.SourceIDNotIn) > 0 {
+		predicates = append(predicates, walletentry.SourceIDNotIn(i.SourceIDNotIn...))
+	}
+	if i.SourceIDGT != nil {
+		predicates = append(predicates, walletentry.SourceIDGT(*i.SourceIDGT))
+	}
+	if i.SourceIDGTE != nil {
+		predicates = append(predicates, walletentry.SourceIDGTE(*i.SourceIDGTE))
+	}
+	if i.SourceIDLT != nil {
+		predicates = append(predicates, walletentry.SourceIDLT(*i.SourceIDLT))
+	}
+	if i.SourceIDLTE != nil {
+		predicates = append(predicates, walletentry.SourceIDLTE(*i.SourceIDLTE))
+	}
+	if i.SourceIDContains != nil {
+		predicates = append(predicates, walletentry.SourceIDContains(*i.SourceIDContains))
+	}
+	if i.SourceIDHasPrefix != nil {
+		predicates = append(predicates, walletentry.SourceIDHasPrefix(*i.SourceIDHasPrefix))
+	}
+	if i.SourceIDHasSuffix != nil {
+		predicates = append(predicates, walletentry.SourceIDHasSuffix(*i.SourceIDHasSuffix))
+	}
+	if i.SourceIDIsNil {
+		predicates = append(predicates, walletentry.SourceIDIsNil())
+	}
+	if i.SourceIDNotNil {
+		predicates = append(predicates, walletentry.SourceIDNotNil())
+	}
+	if i.SourceIDEqualFold != nil {
+		predicates = append(predicates, walletentry.SourceIDEqualFold(*i.SourceIDEqualFold))
+	}
+	if i.SourceIDContainsFold != nil {
+		predicates = append(predicates, walletentry.SourceIDContainsFold(*i.SourceIDContainsFold))
+	}
+	if i.StoreCode != nil {
+		predicates = append(predicates, walletentry.StoreCodeEQ(*i.StoreCode))
+	}
+	if i.StoreCodeNEQ != nil {
+		predicates = append(predicates, walletentry.StoreCodeNEQ(*i.StoreCodeNEQ))
+	}
+	if len(i.StoreCodeIn) > 0 {
+		predicates = append(predicates, walletentry.StoreCodeIn(i.StoreCodeIn...))
+	}
+	if len(i.StoreCodeNotIn) > 0 {
+		predicates = append(predicates, walletentry.StoreCodeNotIn(i.StoreCodeNotIn...))
+	}
+	if i.StoreCodeGT != nil {
+		predicates = append(predicates, walletentry.StoreCodeGT(*i.StoreCodeGT))
+	}
+	if i.StoreCodeGTE != nil {
+		predicates = append(predicates, walletentry.StoreCodeGTE(*i.StoreCodeGTE))
+	}
+	if i.StoreCodeLT != nil {
+		predicates = append(predicates, walletentry.StoreCodeLT(*i.StoreCodeLT))
+	}
+	if i.StoreCodeLTE != nil {
+		predicates = append(predicates, walletentry.StoreCodeLTE(*i.StoreCodeLTE))
+	}
+	if i.StoreCodeContains != nil {
+		predicates = append(predicates, walletentry.StoreCodeContains(*i.StoreCodeContains))
+	}
+	if i.StoreCodeHasPrefix != nil {
+		predicates = append(predicates, walletentry.StoreCodeHasPrefix(*i.StoreCodeHasPrefix))
+	}
+	if i.StoreCodeHasSuffix != nil {
+		predicates = append(predicates, walletentry.StoreCodeHasSuffix(*i.StoreCodeHasSuffix))
+	}
+	if i.StoreCodeEqualFold != nil {
+		predicates = append(predicates, walletentry.StoreCodeEqualFold(*i.StoreCodeEqualFold))
+	}
+	if i.StoreCodeContainsFold != nil {
+		predicates = append(predicates, walletentry.StoreCodeContainsFold(*i.StoreCodeContainsFold))
+	}
+	if i.Reason != nil {
+		predicates = append(predicates, walletentry.ReasonEQ(*i.Reason))
+	}
+	if i.ReasonNEQ != nil {
+		predicates = append(predicates, walletentry.ReasonNEQ(*i.ReasonNEQ))
+	}
+	if len(i.ReasonIn) > 0 {
+		predicates = append(predicates, walletentry.ReasonIn(i.ReasonIn...))
+	}
+	if len(i.ReasonNotIn) > 0 {
+		predicates = append(predicates, walletentry.ReasonNotIn(i.ReasonNotIn...))
+	}
+	if i.ReasonGT != nil {
+		predicates = append(predicates, walletentry.ReasonGT(*i.ReasonGT))
+	}
+	if i.ReasonGTE != nil {
+		predicates = append(predicates, walletentry.ReasonGTE(*i.ReasonGTE))
+	}
+	if i.ReasonLT != nil {
+		predicates = append(predicates, walletentry.ReasonLT(*i.ReasonLT))
+	}
+	if i.ReasonLTE != nil {
+		predicates = append(predicates, walletentry.ReasonLTE(*i.ReasonLTE))
+	}
+	if i.ReasonContains != nil {
+		predicates = append(predicates, walletentry.ReasonContains(*i.ReasonContains))
+	}
+	if i.ReasonHasPrefix != nil {
+		predicates = append(predicates, walletentry.ReasonHasPrefix(*i.ReasonHasPrefix))
+	}
+	if i.ReasonHasSuffix != nil {
+		predicates = append(predicates, walletentry.ReasonHasSuffix(*i.ReasonHasSuffix))
+	}
+	if i.ReasonEqualFold != nil {
+		predicates = append(predicates, walletentry.ReasonEqualFold(*i.ReasonEqualFold))
+	}
+	if i.ReasonContainsFold != nil {
+		predicates = append(predicates, walletentry.ReasonContainsFold(*i.ReasonContainsFold))
+	}
+	if i.ExpiresAt != nil {
+		predicates = append(predicates, walletentry.ExpiresAtEQ(*i.ExpiresAt))
+	}
+	if i.ExpiresAtNEQ != nil {
+		predicates = append(predicates, walletentry.ExpiresAtNEQ(*i.ExpiresAtNEQ))
+	}
+	if len(i.ExpiresAtIn) > 0 {
+		predicates = append(predicates, walletentry.ExpiresAtIn(i.ExpiresAtIn...))
+	}
+	if len(i.ExpiresAtNotIn) > 0 {
+		predicates = append(predicates, walletentry.ExpiresAtNotIn(i.ExpiresAtNotIn...))
+	}
+	if i.ExpiresAtGT != nil {
+		predicates = append(predicates, walletentry.ExpiresAtGT(*i.ExpiresAtGT))
+	}
+	if i.ExpiresAtGTE != nil {
+		predicates = append(predicates, walletentry.ExpiresAtGTE(*i.ExpiresAtGTE))
+	}
+	if i.ExpiresAtLT != nil {
+		predicates = append(predicates, walletentry.ExpiresAtLT(*i.ExpiresAtLT))
+	}
+	if i.ExpiresAtLTE != nil {
+		predicates = append(predicates, walletentry.ExpiresAtLTE(*i.ExpiresAtLTE))
+	}
+	if i.ExpiresAtIsNil {
+		predicates = append(predicates, walletentry.ExpiresAtIsNil())
+	}
+	if i.ExpiresAtNotNil {
+		predicates = append(predicates, walletentry.ExpiresAtNotNil())
+	}
+	if i.PendingUntil != nil {
+		predicates = append(predicates, walletentry.PendingUntilEQ(*i.PendingUntil))
+	}
+	if i.PendingUntilNEQ != nil {
+		predicates = append(predicates, walletentry.PendingUntilNEQ(*i.PendingUntilNEQ))
+	}
+	if len(i.PendingUntilIn) > 0 {
+		predicates = append(predicates, walletentry.PendingUntilIn(i.PendingUntilIn...))
+	}
+	if len(i.PendingUntilNotIn) > 0 {
+		predicates = append(predicates, walletentry.PendingUntilNotIn(i.PendingUntilNotIn...))
+	}
+	if i.PendingUntilGT != nil {
+		predicates = append(predicates, walletentry.PendingUntilGT(*i.PendingUntilGT))
+	}
+	if i.PendingUntilGTE != nil {
+		predicates = append(predicates, walletentry.PendingUntilGTE(*i.PendingUntilGTE))
+	}
+	if i.PendingUntilLT != nil {
+		predicates = append(predicates, walletentry.PendingUntilLT(*i.PendingUntilLT))
+	}
+	if i.PendingUntilLTE != nil {
+		predicates = append(predicates, walletentry.PendingUntilLTE(*i.PendingUntilLTE))
+	}
+	if i.PendingUntilIsNil {
+		predicates = append(predicates, walletentry.PendingUntilIsNil())
+	}
+	if i.PendingUntilNotNil {
+		predicates = append(predicates, walletentry.PendingUntilNotNil())
+	}
+
+	if i.HasCustomer != nil {
+		p := walletentry.HasCustomer()
+		if !*i.HasCustomer {
+			p = walletentry.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasCustomerWith) > 0 {
+		with := make([]predicate.Customer, 0, len(i.HasCustomerWith))
+		for _, w := range i.HasCustomerWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasCustomerWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, walletentry.HasCustomerWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyWalletEntryWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return walletentry.And(predicates...), nil
 	}
 }
 

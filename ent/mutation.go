@@ -41,6 +41,9 @@ import (
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/ent/validationtoken"
+	"github.com/fideliza/fideliza/ent/wallet"
+	"github.com/fideliza/fideliza/ent/walletentry"
+	"github.com/fideliza/fideliza/ent/walletlot"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
@@ -91,6 +94,9 @@ const (
 	TypeStore                  = "Store"
 	TypeTenant                 = "Tenant"
 	TypeValidationToken        = "ValidationToken"
+	TypeWallet                 = "Wallet"
+	TypeWalletEntry            = "WalletEntry"
+	TypeWalletLot              = "WalletLot"
 	TypeWebhookAttempt         = "WebhookAttempt"
 	TypeWebhookDelivery        = "WebhookDelivery"
 	TypeWebhookEndpoint        = "WebhookEndpoint"
@@ -8337,6 +8343,9 @@ type CustomerMutation struct {
 	points_entries             map[string]struct{}
 	removedpoints_entries      map[string]struct{}
 	clearedpoints_entries      bool
+	wallet_entries             map[string]struct{}
+	removedwallet_entries      map[string]struct{}
+	clearedwallet_entries      bool
 	redemptions                map[string]struct{}
 	removedredemptions         map[string]struct{}
 	clearedredemptions         bool
@@ -10131,6 +10140,60 @@ func (m *CustomerMutation) ResetPointsEntries() {
 	m.removedpoints_entries = nil
 }
 
+// AddWalletEntryIDs adds the "wallet_entries" edge to the WalletEntry entity by ids.
+func (m *CustomerMutation) AddWalletEntryIDs(ids ...string) {
+	if m.wallet_entries == nil {
+		m.wallet_entries = make(map[string]struct{})
+	}
+	for i := range ids {
+		m.wallet_entries[ids[i]] = struct{}{}
+	}
+}
+
+// ClearWalletEntries clears the "wallet_entries" edge to the WalletEntry entity.
+func (m *CustomerMutation) ClearWalletEntries() {
+	m.clearedwallet_entries = true
+}
+
+// WalletEntriesCleared reports if the "wallet_entries" edge to the WalletEntry entity was cleared.
+func (m *CustomerMutation) WalletEntriesCleared() bool {
+	return m.clearedwallet_entries
+}
+
+// RemoveWalletEntryIDs removes the "wallet_entries" edge to the WalletEntry entity by IDs.
+func (m *CustomerMutation) RemoveWalletEntryIDs(ids ...string) {
+	if m.removedwallet_entries == nil {
+		m.removedwallet_entries = make(map[string]struct{})
+	}
+	for i := range ids {
+		delete(m.wallet_entries, ids[i])
+		m.removedwallet_entries[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedWalletEntries returns the removed IDs of the "wallet_entries" edge to the WalletEntry entity.
+func (m *CustomerMutation) RemovedWalletEntriesIDs() (ids []string) {
+	for id := range m.removedwallet_entries {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// WalletEntriesIDs returns the "wallet_entries" edge IDs in the mutation.
+func (m *CustomerMutation) WalletEntriesIDs() (ids []string) {
+	for id := range m.wallet_entries {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetWalletEntries resets all changes to the "wallet_entries" edge.
+func (m *CustomerMutation) ResetWalletEntries() {
+	m.wallet_entries = nil
+	m.clearedwallet_entries = false
+	m.removedwallet_entries = nil
+}
+
 // AddRedemptionIDs adds the "redemptions" edge to the Redemption entity by ids.
 func (m *CustomerMutation) AddRedemptionIDs(ids ...string) {
 	if m.redemptions == nil {
@@ -11194,7 +11257,7 @@ func (m *CustomerMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *CustomerMutation) AddedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 8)
 	if m.tenant != nil {
 		edges = append(edges, customer.EdgeTenant)
 	}
@@ -11203,6 +11266,9 @@ func (m *CustomerMutation) AddedEdges() []string {
 	}
 	if m.points_entries != nil {
 		edges = append(edges, customer.EdgePointsEntries)
+	}
+	if m.wallet_entries != nil {
+		edges = append(edges, customer.EdgeWalletEntries)
 	}
 	if m.redemptions != nil {
 		edges = append(edges, customer.EdgeRedemptions)
@@ -11239,6 +11305,12 @@ func (m *CustomerMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case customer.EdgeWalletEntries:
+		ids := make([]ent.Value, 0, len(m.wallet_entries))
+		for id := range m.wallet_entries {
+			ids = append(ids, id)
+		}
+		return ids
 	case customer.EdgeRedemptions:
 		ids := make([]ent.Value, 0, len(m.redemptions))
 		for id := range m.redemptions {
@@ -11267,12 +11339,15 @@ func (m *CustomerMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *CustomerMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 8)
 	if m.removedsegments != nil {
 		edges = append(edges, customer.EdgeSegments)
 	}
 	if m.removedpoints_entries != nil {
 		edges = append(edges, customer.EdgePointsEntries)
+	}
+	if m.removedwallet_entries != nil {
+		edges = append(edges, customer.EdgeWalletEntries)
 	}
 	if m.removedredemptions != nil {
 		edges = append(edges, customer.EdgeRedemptions)
@@ -11302,6 +11377,12 @@ func (m *CustomerMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case customer.EdgeWalletEntries:
+		ids := make([]ent.Value, 0, len(m.removedwallet_entries))
+		for id := range m.removedwallet_entries {
+			ids = append(ids, id)
+		}
+		return ids
 	case customer.EdgeRedemptions:
 		ids := make([]ent.Value, 0, len(m.removedredemptions))
 		for id := range m.removedredemptions {
@@ -11326,7 +11407,7 @@ func (m *CustomerMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *CustomerMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 8)
 	if m.clearedtenant {
 		edges = append(edges, customer.EdgeTenant)
 	}
@@ -11335,6 +11416,9 @@ func (m *CustomerMutation) ClearedEdges() []string {
 	}
 	if m.clearedpoints_entries {
 		edges = append(edges, customer.EdgePointsEntries)
+	}
+	if m.clearedwallet_entries {
+		edges = append(edges, customer.EdgeWalletEntries)
 	}
 	if m.clearedredemptions {
 		edges = append(edges, customer.EdgeRedemptions)
@@ -11361,6 +11445,8 @@ func (m *CustomerMutation) EdgeCleared(name string) bool {
 		return m.clearedsegments
 	case customer.EdgePointsEntries:
 		return m.clearedpoints_entries
+	case customer.EdgeWalletEntries:
+		return m.clearedwallet_entries
 	case customer.EdgeRedemptions:
 		return m.clearedredemptions
 	case customer.EdgeSales:
@@ -11399,6 +11485,9 @@ func (m *CustomerMutation) ResetEdge(name string) error {
 		return nil
 	case customer.EdgePointsEntries:
 		m.ResetPointsEntries()
+		return nil
+	case customer.EdgeWalletEntries:
+		m.ResetWalletEntries()
 		return nil
 	case customer.EdgeRedemptions:
 		m.ResetRedemptions()
@@ -30348,6 +30437,7 @@ type TenantMutation struct {
 	time_zone                      *string
 	points_pending_days            *int
 	addpoints_pending_days         *int
+	cashback_as_points             *bool
 	level_grace_days               *int
 	addlevel_grace_days            *int
 	churn_refit_days               *int
@@ -31291,6 +31381,42 @@ func (m *TenantMutation) ResetPointsPendingDays() {
 	m.addpoints_pending_days = nil
 }
 
+// SetCashbackAsPoints sets the "cashback_as_points" field.
+func (m *TenantMutation) SetCashbackAsPoints(b bool) {
+	m.cashback_as_points = &b
+}
+
+// CashbackAsPoints returns the value of the "cashback_as_points" field in the mutation.
+func (m *TenantMutation) CashbackAsPoints() (r bool, exists bool) {
+	v := m.cashback_as_points
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCashbackAsPoints returns the old "cashback_as_points" field's value of the Tenant entity.
+// If the Tenant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TenantMutation) OldCashbackAsPoints(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCashbackAsPoints is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCashbackAsPoints requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCashbackAsPoints: %w", err)
+	}
+	return oldValue.CashbackAsPoints, nil
+}
+
+// ResetCashbackAsPoints resets all changes to the "cashback_as_points" field.
+func (m *TenantMutation) ResetCashbackAsPoints() {
+	m.cashback_as_points = nil
+}
+
 // SetLevelGraceDays sets the "level_grace_days" field.
 func (m *TenantMutation) SetLevelGraceDays(i int) {
 	m.level_grace_days = &i
@@ -32206,7 +32332,7 @@ func (m *TenantMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *TenantMutation) Fields() []string {
-	fields := make([]string, 0, 32)
+	fields := make([]string, 0, 33)
 	if m.created_at != nil {
 		fields = append(fields, tenant.FieldCreatedAt)
 	}
@@ -32260,6 +32386,9 @@ func (m *TenantMutation) Fields() []string {
 	}
 	if m.points_pending_days != nil {
 		fields = append(fields, tenant.FieldPointsPendingDays)
+	}
+	if m.cashback_as_points != nil {
+		fields = append(fields, tenant.FieldCashbackAsPoints)
 	}
 	if m.level_grace_days != nil {
 		fields = append(fields, tenant.FieldLevelGraceDays)
@@ -32347,6 +32476,8 @@ func (m *TenantMutation) Field(name string) (ent.Value, bool) {
 		return m.TimeZone()
 	case tenant.FieldPointsPendingDays:
 		return m.PointsPendingDays()
+	case tenant.FieldCashbackAsPoints:
+		return m.CashbackAsPoints()
 	case tenant.FieldLevelGraceDays:
 		return m.LevelGraceDays()
 	case tenant.FieldChurnRefitDays:
@@ -32420,6 +32551,8 @@ func (m *TenantMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldTimeZone(ctx)
 	case tenant.FieldPointsPendingDays:
 		return m.OldPointsPendingDays(ctx)
+	case tenant.FieldCashbackAsPoints:
+		return m.OldCashbackAsPoints(ctx)
 	case tenant.FieldLevelGraceDays:
 		return m.OldLevelGraceDays(ctx)
 	case tenant.FieldChurnRefitDays:
@@ -32582,6 +32715,13 @@ func (m *TenantMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetPointsPendingDays(v)
+		return nil
+	case tenant.FieldCashbackAsPoints:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCashbackAsPoints(v)
 		return nil
 	case tenant.FieldLevelGraceDays:
 		v, ok := value.(int)
@@ -33023,6 +33163,9 @@ func (m *TenantMutation) ResetField(name string) error {
 		return nil
 	case tenant.FieldPointsPendingDays:
 		m.ResetPointsPendingDays()
+		return nil
+	case tenant.FieldCashbackAsPoints:
+		m.ResetCashbackAsPoints()
 		return nil
 	case tenant.FieldLevelGraceDays:
 		m.ResetLevelGraceDays()
@@ -34021,6 +34164,3234 @@ func (m *ValidationTokenMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown ValidationToken edge %s", name)
+}
+
+// WalletMutation represents an operation that mutates the Wallet nodes in the graph.
+type WalletMutation struct {
+	config
+	op               Op
+	typ              string
+	id               *string
+	created_at       *time.Time
+	kind             *wallet.Kind
+	balance_cents    *int64
+	addbalance_cents *int64
+	pending_cents    *int64
+	addpending_cents *int64
+	debt_cents       *int64
+	adddebt_cents    *int64
+	clearedFields    map[string]struct{}
+	tenant           *string
+	clearedtenant    bool
+	customer         *string
+	clearedcustomer  bool
+	done             bool
+	oldValue         func(context.Context) (*Wallet, error)
+	predicates       []predicate.Wallet
+}
+
+var _ ent.Mutation = (*WalletMutation)(nil)
+
+// walletOption allows management of the mutation configuration using functional options.
+type walletOption func(*WalletMutation)
+
+// newWalletMutation creates new mutation for the Wallet entity.
+func newWalletMutation(c config, op Op, opts ...walletOption) *WalletMutation {
+	m := &WalletMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeWallet,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withWalletID sets the ID field of the mutation.
+func withWalletID(id string) walletOption {
+	return func(m *WalletMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Wallet
+		)
+		m.oldValue = func(ctx context.Context) (*Wallet, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Wallet.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withWallet sets the old Wallet of the mutation.
+func withWallet(node *Wallet) walletOption {
+	return func(m *WalletMutation) {
+		m.oldValue = func(context.Context) (*Wallet, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m WalletMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m WalletMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Wallet entities.
+func (m *WalletMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *WalletMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *WalletMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Wallet.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *WalletMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *WalletMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the Wallet entity.
+// If the Wallet object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *WalletMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *WalletMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *WalletMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Wallet entity.
+// If the Wallet object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *WalletMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetCustomerID sets the "customer_id" field.
+func (m *WalletMutation) SetCustomerID(s string) {
+	m.customer = &s
+}
+
+// CustomerID returns the value of the "customer_id" field in the mutation.
+func (m *WalletMutation) CustomerID() (r string, exists bool) {
+	v := m.customer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCustomerID returns the old "customer_id" field's value of the Wallet entity.
+// If the Wallet object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletMutation) OldCustomerID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCustomerID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCustomerID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCustomerID: %w", err)
+	}
+	return oldValue.CustomerID, nil
+}
+
+// ResetCustomerID resets all changes to the "customer_id" field.
+func (m *WalletMutation) ResetCustomerID() {
+	m.customer = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *WalletMutation) SetKind(w wallet.Kind) {
+	m.kind = &w
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *WalletMutation) Kind() (r wallet.Kind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the Wallet entity.
+// If the Wallet object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletMutation) OldKind(ctx context.Context) (v wallet.Kind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *WalletMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetBalanceCents sets the "balance_cents" field.
+func (m *WalletMutation) SetBalanceCents(i int64) {
+	m.balance_cents = &i
+	m.addbalance_cents = nil
+}
+
+// BalanceCents returns the value of the "balance_cents" field in the mutation.
+func (m *WalletMutation) BalanceCents() (r int64, exists bool) {
+	v := m.balance_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBalanceCents returns the old "balance_cents" field's value of the Wallet entity.
+// If the Wallet object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletMutation) OldBalanceCents(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBalanceCents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBalanceCents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBalanceCents: %w", err)
+	}
+	return oldValue.BalanceCents, nil
+}
+
+// AddBalanceCents adds i to the "balance_cents" field.
+func (m *WalletMutation) AddBalanceCents(i int64) {
+	if m.addbalance_cents != nil {
+		*m.addbalance_cents += i
+	} else {
+		m.addbalance_cents = &i
+	}
+}
+
+// AddedBalanceCents returns the value that was added to the "balance_cents" field in this mutation.
+func (m *WalletMutation) AddedBalanceCents() (r int64, exists bool) {
+	v := m.addbalance_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetBalanceCents resets all changes to the "balance_cents" field.
+func (m *WalletMutation) ResetBalanceCents() {
+	m.balance_cents = nil
+	m.addbalance_cents = nil
+}
+
+// SetPendingCents sets the "pending_cents" field.
+func (m *WalletMutation) SetPendingCents(i int64) {
+	m.pending_cents = &i
+	m.addpending_cents = nil
+}
+
+// PendingCents returns the value of the "pending_cents" field in the mutation.
+func (m *WalletMutation) PendingCents() (r int64, exists bool) {
+	v := m.pending_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPendingCents returns the old "pending_cents" field's value of the Wallet entity.
+// If the Wallet object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletMutation) OldPendingCents(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPendingCents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPendingCents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPendingCents: %w", err)
+	}
+	return oldValue.PendingCents, nil
+}
+
+// AddPendingCents adds i to the "pending_cents" field.
+func (m *WalletMutation) AddPendingCents(i int64) {
+	if m.addpending_cents != nil {
+		*m.addpending_cents += i
+	} else {
+		m.addpending_cents = &i
+	}
+}
+
+// AddedPendingCents returns the value that was added to the "pending_cents" field in this mutation.
+func (m *WalletMutation) AddedPendingCents() (r int64, exists bool) {
+	v := m.addpending_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPendingCents resets all changes to the "pending_cents" field.
+func (m *WalletMutation) ResetPendingCents() {
+	m.pending_cents = nil
+	m.addpending_cents = nil
+}
+
+// SetDebtCents sets the "debt_cents" field.
+func (m *WalletMutation) SetDebtCents(i int64) {
+	m.debt_cents = &i
+	m.adddebt_cents = nil
+}
+
+// DebtCents returns the value of the "debt_cents" field in the mutation.
+func (m *WalletMutation) DebtCents() (r int64, exists bool) {
+	v := m.debt_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDebtCents returns the old "debt_cents" field's value of the Wallet entity.
+// If the Wallet object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletMutation) OldDebtCents(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDebtCents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDebtCents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDebtCents: %w", err)
+	}
+	return oldValue.DebtCents, nil
+}
+
+// AddDebtCents adds i to the "debt_cents" field.
+func (m *WalletMutation) AddDebtCents(i int64) {
+	if m.adddebt_cents != nil {
+		*m.adddebt_cents += i
+	} else {
+		m.adddebt_cents = &i
+	}
+}
+
+// AddedDebtCents returns the value that was added to the "debt_cents" field in this mutation.
+func (m *WalletMutation) AddedDebtCents() (r int64, exists bool) {
+	v := m.adddebt_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetDebtCents resets all changes to the "debt_cents" field.
+func (m *WalletMutation) ResetDebtCents() {
+	m.debt_cents = nil
+	m.adddebt_cents = nil
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *WalletMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[wallet.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *WalletMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *WalletMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *WalletMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// ClearCustomer clears the "customer" edge to the Customer entity.
+func (m *WalletMutation) ClearCustomer() {
+	m.clearedcustomer = true
+	m.clearedFields[wallet.FieldCustomerID] = struct{}{}
+}
+
+// CustomerCleared reports if the "customer" edge to the Customer entity was cleared.
+func (m *WalletMutation) CustomerCleared() bool {
+	return m.clearedcustomer
+}
+
+// CustomerIDs returns the "customer" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// CustomerID instead. It exists only for internal usage by the builders.
+func (m *WalletMutation) CustomerIDs() (ids []string) {
+	if id := m.customer; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCustomer resets all changes to the "customer" edge.
+func (m *WalletMutation) ResetCustomer() {
+	m.customer = nil
+	m.clearedcustomer = false
+}
+
+// Where appends a list predicates to the WalletMutation builder.
+func (m *WalletMutation) Where(ps ...predicate.Wallet) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the WalletMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *WalletMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Wallet, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *WalletMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *WalletMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Wallet).
+func (m *WalletMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *WalletMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.tenant != nil {
+		fields = append(fields, wallet.FieldTenantID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, wallet.FieldCreatedAt)
+	}
+	if m.customer != nil {
+		fields = append(fields, wallet.FieldCustomerID)
+	}
+	if m.kind != nil {
+		fields = append(fields, wallet.FieldKind)
+	}
+	if m.balance_cents != nil {
+		fields = append(fields, wallet.FieldBalanceCents)
+	}
+	if m.pending_cents != nil {
+		fields = append(fields, wallet.FieldPendingCents)
+	}
+	if m.debt_cents != nil {
+		fields = append(fields, wallet.FieldDebtCents)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *WalletMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case wallet.FieldTenantID:
+		return m.TenantID()
+	case wallet.FieldCreatedAt:
+		return m.CreatedAt()
+	case wallet.FieldCustomerID:
+		return m.CustomerID()
+	case wallet.FieldKind:
+		return m.Kind()
+	case wallet.FieldBalanceCents:
+		return m.BalanceCents()
+	case wallet.FieldPendingCents:
+		return m.PendingCents()
+	case wallet.FieldDebtCents:
+		return m.DebtCents()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *WalletMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case wallet.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case wallet.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case wallet.FieldCustomerID:
+		return m.OldCustomerID(ctx)
+	case wallet.FieldKind:
+		return m.OldKind(ctx)
+	case wallet.FieldBalanceCents:
+		return m.OldBalanceCents(ctx)
+	case wallet.FieldPendingCents:
+		return m.OldPendingCents(ctx)
+	case wallet.FieldDebtCents:
+		return m.OldDebtCents(ctx)
+	}
+	return nil, fmt.Errorf("unknown Wallet field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *WalletMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case wallet.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case wallet.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case wallet.FieldCustomerID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCustomerID(v)
+		return nil
+	case wallet.FieldKind:
+		v, ok := value.(wallet.Kind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case wallet.FieldBalanceCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBalanceCents(v)
+		return nil
+	case wallet.FieldPendingCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPendingCents(v)
+		return nil
+	case wallet.FieldDebtCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDebtCents(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Wallet field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *WalletMutation) AddedFields() []string {
+	var fields []string
+	if m.addbalance_cents != nil {
+		fields = append(fields, wallet.FieldBalanceCents)
+	}
+	if m.addpending_cents != nil {
+		fields = append(fields, wallet.FieldPendingCents)
+	}
+	if m.adddebt_cents != nil {
+		fields = append(fields, wallet.FieldDebtCents)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *WalletMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case wallet.FieldBalanceCents:
+		return m.AddedBalanceCents()
+	case wallet.FieldPendingCents:
+		return m.AddedPendingCents()
+	case wallet.FieldDebtCents:
+		return m.AddedDebtCents()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *WalletMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case wallet.FieldBalanceCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddBalanceCents(v)
+		return nil
+	case wallet.FieldPendingCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPendingCents(v)
+		return nil
+	case wallet.FieldDebtCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDebtCents(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Wallet numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *WalletMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *WalletMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *WalletMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown Wallet nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *WalletMutation) ResetField(name string) error {
+	switch name {
+	case wallet.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case wallet.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case wallet.FieldCustomerID:
+		m.ResetCustomerID()
+		return nil
+	case wallet.FieldKind:
+		m.ResetKind()
+		return nil
+	case wallet.FieldBalanceCents:
+		m.ResetBalanceCents()
+		return nil
+	case wallet.FieldPendingCents:
+		m.ResetPendingCents()
+		return nil
+	case wallet.FieldDebtCents:
+		m.ResetDebtCents()
+		return nil
+	}
+	return fmt.Errorf("unknown Wallet field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *WalletMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.tenant != nil {
+		edges = append(edges, wallet.EdgeTenant)
+	}
+	if m.customer != nil {
+		edges = append(edges, wallet.EdgeCustomer)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *WalletMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case wallet.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case wallet.EdgeCustomer:
+		if id := m.customer; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *WalletMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *WalletMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *WalletMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedtenant {
+		edges = append(edges, wallet.EdgeTenant)
+	}
+	if m.clearedcustomer {
+		edges = append(edges, wallet.EdgeCustomer)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *WalletMutation) EdgeCleared(name string) bool {
+	switch name {
+	case wallet.EdgeTenant:
+		return m.clearedtenant
+	case wallet.EdgeCustomer:
+		return m.clearedcustomer
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *WalletMutation) ClearEdge(name string) error {
+	switch name {
+	case wallet.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case wallet.EdgeCustomer:
+		m.ClearCustomer()
+		return nil
+	}
+	return fmt.Errorf("unknown Wallet unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *WalletMutation) ResetEdge(name string) error {
+	switch name {
+	case wallet.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case wallet.EdgeCustomer:
+		m.ResetCustomer()
+		return nil
+	}
+	return fmt.Errorf("unknown Wallet edge %s", name)
+}
+
+// WalletEntryMutation represents an operation that mutates the WalletEntry nodes in the graph.
+type WalletEntryMutation struct {
+	config
+	op                     Op
+	typ                    string
+	id                     *string
+	created_at             *time.Time
+	wallet                 *walletentry.Wallet
+	kind                   *walletentry.Kind
+	amount_cents           *int64
+	addamount_cents        *int64
+	balance_after_cents    *int64
+	addbalance_after_cents *int64
+	debt_after_cents       *int64
+	adddebt_after_cents    *int64
+	source_kind            *walletentry.SourceKind
+	source_id              *string
+	store_code             *string
+	reason                 *string
+	expires_at             *time.Time
+	pending_until          *time.Time
+	clearedFields          map[string]struct{}
+	tenant                 *string
+	clearedtenant          bool
+	customer               *string
+	clearedcustomer        bool
+	done                   bool
+	oldValue               func(context.Context) (*WalletEntry, error)
+	predicates             []predicate.WalletEntry
+}
+
+var _ ent.Mutation = (*WalletEntryMutation)(nil)
+
+// walletentryOption allows management of the mutation configuration using functional options.
+type walletentryOption func(*WalletEntryMutation)
+
+// newWalletEntryMutation creates new mutation for the WalletEntry entity.
+func newWalletEntryMutation(c config, op Op, opts ...walletentryOption) *WalletEntryMutation {
+	m := &WalletEntryMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeWalletEntry,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withWalletEntryID sets the ID field of the mutation.
+func withWalletEntryID(id string) walletentryOption {
+	return func(m *WalletEntryMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *WalletEntry
+		)
+		m.oldValue = func(ctx context.Context) (*WalletEntry, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().WalletEntry.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withWalletEntry sets the old WalletEntry of the mutation.
+func withWalletEntry(node *WalletEntry) walletentryOption {
+	return func(m *WalletEntryMutation) {
+		m.oldValue = func(context.Context) (*WalletEntry, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m WalletEntryMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m WalletEntryMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of WalletEntry entities.
+func (m *WalletEntryMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *WalletEntryMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *WalletEntryMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().WalletEntry.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *WalletEntryMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *WalletEntryMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the WalletEntry entity.
+// If the WalletEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletEntryMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *WalletEntryMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *WalletEntryMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *WalletEntryMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the WalletEntry entity.
+// If the WalletEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletEntryMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *WalletEntryMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetCustomerID sets the "customer_id" field.
+func (m *WalletEntryMutation) SetCustomerID(s string) {
+	m.customer = &s
+}
+
+// CustomerID returns the value of the "customer_id" field in the mutation.
+func (m *WalletEntryMutation) CustomerID() (r string, exists bool) {
+	v := m.customer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCustomerID returns the old "customer_id" field's value of the WalletEntry entity.
+// If the WalletEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletEntryMutation) OldCustomerID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCustomerID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCustomerID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCustomerID: %w", err)
+	}
+	return oldValue.CustomerID, nil
+}
+
+// ResetCustomerID resets all changes to the "customer_id" field.
+func (m *WalletEntryMutation) ResetCustomerID() {
+	m.customer = nil
+}
+
+// SetWallet sets the "wallet" field.
+func (m *WalletEntryMutation) SetWallet(w walletentry.Wallet) {
+	m.wallet = &w
+}
+
+// Wallet returns the value of the "wallet" field in the mutation.
+func (m *WalletEntryMutation) Wallet() (r walletentry.Wallet, exists bool) {
+	v := m.wallet
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWallet returns the old "wallet" field's value of the WalletEntry entity.
+// If the WalletEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletEntryMutation) OldWallet(ctx context.Context) (v walletentry.Wallet, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWallet is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWallet requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWallet: %w", err)
+	}
+	return oldValue.Wallet, nil
+}
+
+// ResetWallet resets all changes to the "wallet" field.
+func (m *WalletEntryMutation) ResetWallet() {
+	m.wallet = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *WalletEntryMutation) SetKind(w walletentry.Kind) {
+	m.kind = &w
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *WalletEntryMutation) Kind() (r walletentry.Kind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the WalletEntry entity.
+// If the WalletEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletEntryMutation) OldKind(ctx context.Context) (v walletentry.Kind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *WalletEntryMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetAmountCents sets the "amount_cents" field.
+func (m *WalletEntryMutation) SetAmountCents(i int64) {
+	m.amount_cents = &i
+	m.addamount_cents = nil
+}
+
+// AmountCents returns the value of the "amount_cents" field in the mutation.
+func (m *WalletEntryMutation) AmountCents() (r int64, exists bool) {
+	v := m.amount_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmountCents returns the old "amount_cents" field's value of the WalletEntry entity.
+// If the WalletEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletEntryMutation) OldAmountCents(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmountCents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmountCents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmountCents: %w", err)
+	}
+	return oldValue.AmountCents, nil
+}
+
+// AddAmountCents adds i to the "amount_cents" field.
+func (m *WalletEntryMutation) AddAmountCents(i int64) {
+	if m.addamount_cents != nil {
+		*m.addamount_cents += i
+	} else {
+		m.addamount_cents = &i
+	}
+}
+
+// AddedAmountCents returns the value that was added to the "amount_cents" field in this mutation.
+func (m *WalletEntryMutation) AddedAmountCents() (r int64, exists bool) {
+	v := m.addamount_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAmountCents resets all changes to the "amount_cents" field.
+func (m *WalletEntryMutation) ResetAmountCents() {
+	m.amount_cents = nil
+	m.addamount_cents = nil
+}
+
+// SetBalanceAfterCents sets the "balance_after_cents" field.
+func (m *WalletEntryMutation) SetBalanceAfterCents(i int64) {
+	m.balance_after_cents = &i
+	m.addbalance_after_cents = nil
+}
+
+// BalanceAfterCents returns the value of the "balance_after_cents" field in the mutation.
+func (m *WalletEntryMutation) BalanceAfterCents() (r int64, exists bool) {
+	v := m.balance_after_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBalanceAfterCents returns the old "balance_after_cents" field's value of the WalletEntry entity.
+// If the WalletEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletEntryMutation) OldBalanceAfterCents(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBalanceAfterCents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBalanceAfterCents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBalanceAfterCents: %w", err)
+	}
+	return oldValue.BalanceAfterCents, nil
+}
+
+// AddBalanceAfterCents adds i to the "balance_after_cents" field.
+func (m *WalletEntryMutation) AddBalanceAfterCents(i int64) {
+	if m.addbalance_after_cents != nil {
+		*m.addbalance_after_cents += i
+	} else {
+		m.addbalance_after_cents = &i
+	}
+}
+
+// AddedBalanceAfterCents returns the value that was added to the "balance_after_cents" field in this mutation.
+func (m *WalletEntryMutation) AddedBalanceAfterCents() (r int64, exists bool) {
+	v := m.addbalance_after_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetBalanceAfterCents resets all changes to the "balance_after_cents" field.
+func (m *WalletEntryMutation) ResetBalanceAfterCents() {
+	m.balance_after_cents = nil
+	m.addbalance_after_cents = nil
+}
+
+// SetDebtAfterCents sets the "debt_after_cents" field.
+func (m *WalletEntryMutation) SetDebtAfterCents(i int64) {
+	m.debt_after_cents = &i
+	m.adddebt_after_cents = nil
+}
+
+// DebtAfterCents returns the value of the "debt_after_cents" field in the mutation.
+func (m *WalletEntryMutation) DebtAfterCents() (r int64, exists bool) {
+	v := m.debt_after_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDebtAfterCents returns the old "debt_after_cents" field's value of the WalletEntry entity.
+// If the WalletEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletEntryMutation) OldDebtAfterCents(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDebtAfterCents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDebtAfterCents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDebtAfterCents: %w", err)
+	}
+	return oldValue.DebtAfterCents, nil
+}
+
+// AddDebtAfterCents adds i to the "debt_after_cents" field.
+func (m *WalletEntryMutation) AddDebtAfterCents(i int64) {
+	if m.adddebt_after_cents != nil {
+		*m.adddebt_after_cents += i
+	} else {
+		m.adddebt_after_cents = &i
+	}
+}
+
+// AddedDebtAfterCents returns the value that was added to the "debt_after_cents" field in this mutation.
+func (m *WalletEntryMutation) AddedDebtAfterCents() (r int64, exists bool) {
+	v := m.adddebt_after_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetDebtAfterCents resets all changes to the "debt_after_cents" field.
+func (m *WalletEntryMutation) ResetDebtAfterCents() {
+	m.debt_after_cents = nil
+	m.adddebt_after_cents = nil
+}
+
+// SetSourceKind sets the "source_kind" field.
+func (m *WalletEntryMutation) SetSourceKind(wk walletentry.SourceKind) {
+	m.source_kind = &wk
+}
+
+// SourceKind returns the value of the "source_kind" field in the mutation.
+func (m *WalletEntryMutation) SourceKind() (r walletentry.SourceKind, exists bool) {
+	v := m.source_kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSourceKind returns the old "source_kind" field's value of the WalletEntry entity.
+// If the WalletEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletEntryMutation) OldSourceKind(ctx context.Context) (v walletentry.SourceKind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSourceKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSourceKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSourceKind: %w", err)
+	}
+	return oldValue.SourceKind, nil
+}
+
+// ResetSourceKind resets all changes to the "source_kind" field.
+func (m *WalletEntryMutation) ResetSourceKind() {
+	m.source_kind = nil
+}
+
+// SetSourceID sets the "source_id" field.
+func (m *WalletEntryMutation) SetSourceID(s string) {
+	m.source_id = &s
+}
+
+// SourceID returns the value of the "source_id" field in the mutation.
+func (m *WalletEntryMutation) SourceID() (r string, exists bool) {
+	v := m.source_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSourceID returns the old "source_id" field's value of the WalletEntry entity.
+// If the WalletEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletEntryMutation) OldSourceID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSourceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSourceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSourceID: %w", err)
+	}
+	return oldValue.SourceID, nil
+}
+
+// ClearSourceID clears the value of the "source_id" field.
+func (m *WalletEntryMutation) ClearSourceID() {
+	m.source_id = nil
+	m.clearedFields[walletentry.FieldSourceID] = struct{}{}
+}
+
+// SourceIDCleared returns if the "source_id" field was cleared in this mutation.
+func (m *WalletEntryMutation) SourceIDCleared() bool {
+	_, ok := m.clearedFields[walletentry.FieldSourceID]
+	return ok
+}
+
+// ResetSourceID resets all changes to the "source_id" field.
+func (m *WalletEntryMutation) ResetSourceID() {
+	m.source_id = nil
+	delete(m.clearedFields, walletentry.FieldSourceID)
+}
+
+// SetStoreCode sets the "store_code" field.
+func (m *WalletEntryMutation) SetStoreCode(s string) {
+	m.store_code = &s
+}
+
+// StoreCode returns the value of the "store_code" field in the mutation.
+func (m *WalletEntryMutation) StoreCode() (r string, exists bool) {
+	v := m.store_code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoreCode returns the old "store_code" field's value of the WalletEntry entity.
+// If the WalletEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletEntryMutation) OldStoreCode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoreCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoreCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoreCode: %w", err)
+	}
+	return oldValue.StoreCode, nil
+}
+
+// ResetStoreCode resets all changes to the "store_code" field.
+func (m *WalletEntryMutation) ResetStoreCode() {
+	m.store_code = nil
+}
+
+// SetReason sets the "reason" field.
+func (m *WalletEntryMutation) SetReason(s string) {
+	m.reason = &s
+}
+
+// Reason returns the value of the "reason" field in the mutation.
+func (m *WalletEntryMutation) Reason() (r string, exists bool) {
+	v := m.reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReason returns the old "reason" field's value of the WalletEntry entity.
+// If the WalletEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletEntryMutation) OldReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReason: %w", err)
+	}
+	return oldValue.Reason, nil
+}
+
+// ResetReason resets all changes to the "reason" field.
+func (m *WalletEntryMutation) ResetReason() {
+	m.reason = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *WalletEntryMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *WalletEntryMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the WalletEntry entity.
+// If the WalletEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletEntryMutation) OldExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ClearExpiresAt clears the value of the "expires_at" field.
+func (m *WalletEntryMutation) ClearExpiresAt() {
+	m.expires_at = nil
+	m.clearedFields[walletentry.FieldExpiresAt] = struct{}{}
+}
+
+// ExpiresAtCleared returns if the "expires_at" field was cleared in this mutation.
+func (m *WalletEntryMutation) ExpiresAtCleared() bool {
+	_, ok := m.clearedFields[walletentry.FieldExpiresAt]
+	return ok
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *WalletEntryMutation) ResetExpiresAt() {
+	m.expires_at = nil
+	delete(m.clearedFields, walletentry.FieldExpiresAt)
+}
+
+// SetPendingUntil sets the "pending_until" field.
+func (m *WalletEntryMutation) SetPendingUntil(t time.Time) {
+	m.pending_until = &t
+}
+
+// PendingUntil returns the value of the "pending_until" field in the mutation.
+func (m *WalletEntryMutation) PendingUntil() (r time.Time, exists bool) {
+	v := m.pending_until
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPendingUntil returns the old "pending_until" field's value of the WalletEntry entity.
+// If the WalletEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletEntryMutation) OldPendingUntil(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPendingUntil is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPendingUntil requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPendingUntil: %w", err)
+	}
+	return oldValue.PendingUntil, nil
+}
+
+// ClearPendingUntil clears the value of the "pending_until" field.
+func (m *WalletEntryMutation) ClearPendingUntil() {
+	m.pending_until = nil
+	m.clearedFields[walletentry.FieldPendingUntil] = struct{}{}
+}
+
+// PendingUntilCleared returns if the "pending_until" field was cleared in this mutation.
+func (m *WalletEntryMutation) PendingUntilCleared() bool {
+	_, ok := m.clearedFields[walletentry.FieldPendingUntil]
+	return ok
+}
+
+// ResetPendingUntil resets all changes to the "pending_until" field.
+func (m *WalletEntryMutation) ResetPendingUntil() {
+	m.pending_until = nil
+	delete(m.clearedFields, walletentry.FieldPendingUntil)
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *WalletEntryMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[walletentry.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *WalletEntryMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *WalletEntryMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *WalletEntryMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// ClearCustomer clears the "customer" edge to the Customer entity.
+func (m *WalletEntryMutation) ClearCustomer() {
+	m.clearedcustomer = true
+	m.clearedFields[walletentry.FieldCustomerID] = struct{}{}
+}
+
+// CustomerCleared reports if the "customer" edge to the Customer entity was cleared.
+func (m *WalletEntryMutation) CustomerCleared() bool {
+	return m.clearedcustomer
+}
+
+// CustomerIDs returns the "customer" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// CustomerID instead. It exists only for internal usage by the builders.
+func (m *WalletEntryMutation) CustomerIDs() (ids []string) {
+	if id := m.customer; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCustomer resets all changes to the "customer" edge.
+func (m *WalletEntryMutation) ResetCustomer() {
+	m.customer = nil
+	m.clearedcustomer = false
+}
+
+// Where appends a list predicates to the WalletEntryMutation builder.
+func (m *WalletEntryMutation) Where(ps ...predicate.WalletEntry) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the WalletEntryMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *WalletEntryMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.WalletEntry, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *WalletEntryMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *WalletEntryMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (WalletEntry).
+func (m *WalletEntryMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *WalletEntryMutation) Fields() []string {
+	fields := make([]string, 0, 14)
+	if m.tenant != nil {
+		fields = append(fields, walletentry.FieldTenantID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, walletentry.FieldCreatedAt)
+	}
+	if m.customer != nil {
+		fields = append(fields, walletentry.FieldCustomerID)
+	}
+	if m.wallet != nil {
+		fields = append(fields, walletentry.FieldWallet)
+	}
+	if m.kind != nil {
+		fields = append(fields, walletentry.FieldKind)
+	}
+	if m.amount_cents != nil {
+		fields = append(fields, walletentry.FieldAmountCents)
+	}
+	if m.balance_after_cents != nil {
+		fields = append(fields, walletentry.FieldBalanceAfterCents)
+	}
+	if m.debt_after_cents != nil {
+		fields = append(fields, walletentry.FieldDebtAfterCents)
+	}
+	if m.source_kind != nil {
+		fields = append(fields, walletentry.FieldSourceKind)
+	}
+	if m.source_id != nil {
+		fields = append(fields, walletentry.FieldSourceID)
+	}
+	if m.store_code != nil {
+		fields = append(fields, walletentry.FieldStoreCode)
+	}
+	if m.reason != nil {
+		fields = append(fields, walletentry.FieldReason)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, walletentry.FieldExpiresAt)
+	}
+	if m.pending_until != nil {
+		fields = append(fields, walletentry.FieldPendingUntil)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *WalletEntryMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case walletentry.FieldTenantID:
+		return m.TenantID()
+	case walletentry.FieldCreatedAt:
+		return m.CreatedAt()
+	case walletentry.FieldCustomerID:
+		return m.CustomerID()
+	case walletentry.FieldWallet:
+		return m.Wallet()
+	case walletentry.FieldKind:
+		return m.Kind()
+	case walletentry.FieldAmountCents:
+		return m.AmountCents()
+	case walletentry.FieldBalanceAfterCents:
+		return m.BalanceAfterCents()
+	case walletentry.FieldDebtAfterCents:
+		return m.DebtAfterCents()
+	case walletentry.FieldSourceKind:
+		return m.SourceKind()
+	case walletentry.FieldSourceID:
+		return m.SourceID()
+	case walletentry.FieldStoreCode:
+		return m.StoreCode()
+	case walletentry.FieldReason:
+		return m.Reason()
+	case walletentry.FieldExpiresAt:
+		return m.ExpiresAt()
+	case walletentry.FieldPendingUntil:
+		return m.PendingUntil()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *WalletEntryMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case walletentry.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case walletentry.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case walletentry.FieldCustomerID:
+		return m.OldCustomerID(ctx)
+	case walletentry.FieldWallet:
+		return m.OldWallet(ctx)
+	case walletentry.FieldKind:
+		return m.OldKind(ctx)
+	case walletentry.FieldAmountCents:
+		return m.OldAmountCents(ctx)
+	case walletentry.FieldBalanceAfterCents:
+		return m.OldBalanceAfterCents(ctx)
+	case walletentry.FieldDebtAfterCents:
+		return m.OldDebtAfterCents(ctx)
+	case walletentry.FieldSourceKind:
+		return m.OldSourceKind(ctx)
+	case walletentry.FieldSourceID:
+		return m.OldSourceID(ctx)
+	case walletentry.FieldStoreCode:
+		return m.OldStoreCode(ctx)
+	case walletentry.FieldReason:
+		return m.OldReason(ctx)
+	case walletentry.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case walletentry.FieldPendingUntil:
+		return m.OldPendingUntil(ctx)
+	}
+	return nil, fmt.Errorf("unknown WalletEntry field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *WalletEntryMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case walletentry.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case walletentry.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case walletentry.FieldCustomerID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCustomerID(v)
+		return nil
+	case walletentry.FieldWallet:
+		v, ok := value.(walletentry.Wallet)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWallet(v)
+		return nil
+	case walletentry.FieldKind:
+		v, ok := value.(walletentry.Kind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case walletentry.FieldAmountCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmountCents(v)
+		return nil
+	case walletentry.FieldBalanceAfterCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBalanceAfterCents(v)
+		return nil
+	case walletentry.FieldDebtAfterCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDebtAfterCents(v)
+		return nil
+	case walletentry.FieldSourceKind:
+		v, ok := value.(walletentry.SourceKind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSourceKind(v)
+		return nil
+	case walletentry.FieldSourceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSourceID(v)
+		return nil
+	case walletentry.FieldStoreCode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoreCode(v)
+		return nil
+	case walletentry.FieldReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReason(v)
+		return nil
+	case walletentry.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case walletentry.FieldPendingUntil:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPendingUntil(v)
+		return nil
+	}
+	return fmt.Errorf("unknown WalletEntry field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *WalletEntryMutation) AddedFields() []string {
+	var fields []string
+	if m.addamount_cents != nil {
+		fields = append(fields, walletentry.FieldAmountCents)
+	}
+	if m.addbalance_after_cents != nil {
+		fields = append(fields, walletentry.FieldBalanceAfterCents)
+	}
+	if m.adddebt_after_cents != nil {
+		fields = append(fields, walletentry.FieldDebtAfterCents)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *WalletEntryMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case walletentry.FieldAmountCents:
+		return m.AddedAmountCents()
+	case walletentry.FieldBalanceAfterCents:
+		return m.AddedBalanceAfterCents()
+	case walletentry.FieldDebtAfterCents:
+		return m.AddedDebtAfterCents()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *WalletEntryMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case walletentry.FieldAmountCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAmountCents(v)
+		return nil
+	case walletentry.FieldBalanceAfterCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddBalanceAfterCents(v)
+		return nil
+	case walletentry.FieldDebtAfterCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDebtAfterCents(v)
+		return nil
+	}
+	return fmt.Errorf("unknown WalletEntry numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *WalletEntryMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(walletentry.FieldSourceID) {
+		fields = append(fields, walletentry.FieldSourceID)
+	}
+	if m.FieldCleared(walletentry.FieldExpiresAt) {
+		fields = append(fields, walletentry.FieldExpiresAt)
+	}
+	if m.FieldCleared(walletentry.FieldPendingUntil) {
+		fields = append(fields, walletentry.FieldPendingUntil)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *WalletEntryMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *WalletEntryMutation) ClearField(name string) error {
+	switch name {
+	case walletentry.FieldSourceID:
+		m.ClearSourceID()
+		return nil
+	case walletentry.FieldExpiresAt:
+		m.ClearExpiresAt()
+		return nil
+	case walletentry.FieldPendingUntil:
+		m.ClearPendingUntil()
+		return nil
+	}
+	return fmt.Errorf("unknown WalletEntry nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *WalletEntryMutation) ResetField(name string) error {
+	switch name {
+	case walletentry.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case walletentry.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case walletentry.FieldCustomerID:
+		m.ResetCustomerID()
+		return nil
+	case walletentry.FieldWallet:
+		m.ResetWallet()
+		return nil
+	case walletentry.FieldKind:
+		m.ResetKind()
+		return nil
+	case walletentry.FieldAmountCents:
+		m.ResetAmountCents()
+		return nil
+	case walletentry.FieldBalanceAfterCents:
+		m.ResetBalanceAfterCents()
+		return nil
+	case walletentry.FieldDebtAfterCents:
+		m.ResetDebtAfterCents()
+		return nil
+	case walletentry.FieldSourceKind:
+		m.ResetSourceKind()
+		return nil
+	case walletentry.FieldSourceID:
+		m.ResetSourceID()
+		return nil
+	case walletentry.FieldStoreCode:
+		m.ResetStoreCode()
+		return nil
+	case walletentry.FieldReason:
+		m.ResetReason()
+		return nil
+	case walletentry.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case walletentry.FieldPendingUntil:
+		m.ResetPendingUntil()
+		return nil
+	}
+	return fmt.Errorf("unknown WalletEntry field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *WalletEntryMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.tenant != nil {
+		edges = append(edges, walletentry.EdgeTenant)
+	}
+	if m.customer != nil {
+		edges = append(edges, walletentry.EdgeCustomer)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *WalletEntryMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case walletentry.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case walletentry.EdgeCustomer:
+		if id := m.customer; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *WalletEntryMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *WalletEntryMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *WalletEntryMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedtenant {
+		edges = append(edges, walletentry.EdgeTenant)
+	}
+	if m.clearedcustomer {
+		edges = append(edges, walletentry.EdgeCustomer)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *WalletEntryMutation) EdgeCleared(name string) bool {
+	switch name {
+	case walletentry.EdgeTenant:
+		return m.clearedtenant
+	case walletentry.EdgeCustomer:
+		return m.clearedcustomer
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *WalletEntryMutation) ClearEdge(name string) error {
+	switch name {
+	case walletentry.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case walletentry.EdgeCustomer:
+		m.ClearCustomer()
+		return nil
+	}
+	return fmt.Errorf("unknown WalletEntry unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *WalletEntryMutation) ResetEdge(name string) error {
+	switch name {
+	case walletentry.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case walletentry.EdgeCustomer:
+		m.ResetCustomer()
+		return nil
+	}
+	return fmt.Errorf("unknown WalletEntry edge %s", name)
+}
+
+// WalletLotMutation represents an operation that mutates the WalletLot nodes in the graph.
+type WalletLotMutation struct {
+	config
+	op                   Op
+	typ                  string
+	id                   *string
+	created_at           *time.Time
+	wallet               *walletlot.Wallet
+	amount_cents         *int64
+	addamount_cents      *int64
+	remaining_cents      *int64
+	addremaining_cents   *int64
+	expires_at           *time.Time
+	pending_until        *time.Time
+	expiring_notified_at *time.Time
+	clearedFields        map[string]struct{}
+	tenant               *string
+	clearedtenant        bool
+	customer             *string
+	clearedcustomer      bool
+	entry                *string
+	clearedentry         bool
+	done                 bool
+	oldValue             func(context.Context) (*WalletLot, error)
+	predicates           []predicate.WalletLot
+}
+
+var _ ent.Mutation = (*WalletLotMutation)(nil)
+
+// walletlotOption allows management of the mutation configuration using functional options.
+type walletlotOption func(*WalletLotMutation)
+
+// newWalletLotMutation creates new mutation for the WalletLot entity.
+func newWalletLotMutation(c config, op Op, opts ...walletlotOption) *WalletLotMutation {
+	m := &WalletLotMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeWalletLot,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withWalletLotID sets the ID field of the mutation.
+func withWalletLotID(id string) walletlotOption {
+	return func(m *WalletLotMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *WalletLot
+		)
+		m.oldValue = func(ctx context.Context) (*WalletLot, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().WalletLot.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withWalletLot sets the old WalletLot of the mutation.
+func withWalletLot(node *WalletLot) walletlotOption {
+	return func(m *WalletLotMutation) {
+		m.oldValue = func(context.Context) (*WalletLot, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m WalletLotMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m WalletLotMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of WalletLot entities.
+func (m *WalletLotMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *WalletLotMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *WalletLotMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().WalletLot.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *WalletLotMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *WalletLotMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the WalletLot entity.
+// If the WalletLot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletLotMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *WalletLotMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *WalletLotMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *WalletLotMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the WalletLot entity.
+// If the WalletLot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletLotMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *WalletLotMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetCustomerID sets the "customer_id" field.
+func (m *WalletLotMutation) SetCustomerID(s string) {
+	m.customer = &s
+}
+
+// CustomerID returns the value of the "customer_id" field in the mutation.
+func (m *WalletLotMutation) CustomerID() (r string, exists bool) {
+	v := m.customer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCustomerID returns the old "customer_id" field's value of the WalletLot entity.
+// If the WalletLot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletLotMutation) OldCustomerID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCustomerID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCustomerID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCustomerID: %w", err)
+	}
+	return oldValue.CustomerID, nil
+}
+
+// ResetCustomerID resets all changes to the "customer_id" field.
+func (m *WalletLotMutation) ResetCustomerID() {
+	m.customer = nil
+}
+
+// SetWallet sets the "wallet" field.
+func (m *WalletLotMutation) SetWallet(w walletlot.Wallet) {
+	m.wallet = &w
+}
+
+// Wallet returns the value of the "wallet" field in the mutation.
+func (m *WalletLotMutation) Wallet() (r walletlot.Wallet, exists bool) {
+	v := m.wallet
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWallet returns the old "wallet" field's value of the WalletLot entity.
+// If the WalletLot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletLotMutation) OldWallet(ctx context.Context) (v walletlot.Wallet, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWallet is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWallet requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWallet: %w", err)
+	}
+	return oldValue.Wallet, nil
+}
+
+// ResetWallet resets all changes to the "wallet" field.
+func (m *WalletLotMutation) ResetWallet() {
+	m.wallet = nil
+}
+
+// SetEntryID sets the "entry_id" field.
+func (m *WalletLotMutation) SetEntryID(s string) {
+	m.entry = &s
+}
+
+// EntryID returns the value of the "entry_id" field in the mutation.
+func (m *WalletLotMutation) EntryID() (r string, exists bool) {
+	v := m.entry
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEntryID returns the old "entry_id" field's value of the WalletLot entity.
+// If the WalletLot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletLotMutation) OldEntryID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEntryID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEntryID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEntryID: %w", err)
+	}
+	return oldValue.EntryID, nil
+}
+
+// ResetEntryID resets all changes to the "entry_id" field.
+func (m *WalletLotMutation) ResetEntryID() {
+	m.entry = nil
+}
+
+// SetAmountCents sets the "amount_cents" field.
+func (m *WalletLotMutation) SetAmountCents(i int64) {
+	m.amount_cents = &i
+	m.addamount_cents = nil
+}
+
+// AmountCents returns the value of the "amount_cents" field in the mutation.
+func (m *WalletLotMutation) AmountCents() (r int64, exists bool) {
+	v := m.amount_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmountCents returns the old "amount_cents" field's value of the WalletLot entity.
+// If the WalletLot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletLotMutation) OldAmountCents(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmountCents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmountCents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmountCents: %w", err)
+	}
+	return oldValue.AmountCents, nil
+}
+
+// AddAmountCents adds i to the "amount_cents" field.
+func (m *WalletLotMutation) AddAmountCents(i int64) {
+	if m.addamount_cents != nil {
+		*m.addamount_cents += i
+	} else {
+		m.addamount_cents = &i
+	}
+}
+
+// AddedAmountCents returns the value that was added to the "amount_cents" field in this mutation.
+func (m *WalletLotMutation) AddedAmountCents() (r int64, exists bool) {
+	v := m.addamount_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAmountCents resets all changes to the "amount_cents" field.
+func (m *WalletLotMutation) ResetAmountCents() {
+	m.amount_cents = nil
+	m.addamount_cents = nil
+}
+
+// SetRemainingCents sets the "remaining_cents" field.
+func (m *WalletLotMutation) SetRemainingCents(i int64) {
+	m.remaining_cents = &i
+	m.addremaining_cents = nil
+}
+
+// RemainingCents returns the value of the "remaining_cents" field in the mutation.
+func (m *WalletLotMutation) RemainingCents() (r int64, exists bool) {
+	v := m.remaining_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRemainingCents returns the old "remaining_cents" field's value of the WalletLot entity.
+// If the WalletLot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletLotMutation) OldRemainingCents(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRemainingCents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRemainingCents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRemainingCents: %w", err)
+	}
+	return oldValue.RemainingCents, nil
+}
+
+// AddRemainingCents adds i to the "remaining_cents" field.
+func (m *WalletLotMutation) AddRemainingCents(i int64) {
+	if m.addremaining_cents != nil {
+		*m.addremaining_cents += i
+	} else {
+		m.addremaining_cents = &i
+	}
+}
+
+// AddedRemainingCents returns the value that was added to the "remaining_cents" field in this mutation.
+func (m *WalletLotMutation) AddedRemainingCents() (r int64, exists bool) {
+	v := m.addremaining_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRemainingCents resets all changes to the "remaining_cents" field.
+func (m *WalletLotMutation) ResetRemainingCents() {
+	m.remaining_cents = nil
+	m.addremaining_cents = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *WalletLotMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *WalletLotMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the WalletLot entity.
+// If the WalletLot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletLotMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *WalletLotMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// SetPendingUntil sets the "pending_until" field.
+func (m *WalletLotMutation) SetPendingUntil(t time.Time) {
+	m.pending_until = &t
+}
+
+// PendingUntil returns the value of the "pending_until" field in the mutation.
+func (m *WalletLotMutation) PendingUntil() (r time.Time, exists bool) {
+	v := m.pending_until
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPendingUntil returns the old "pending_until" field's value of the WalletLot entity.
+// If the WalletLot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletLotMutation) OldPendingUntil(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPendingUntil is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPendingUntil requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPendingUntil: %w", err)
+	}
+	return oldValue.PendingUntil, nil
+}
+
+// ClearPendingUntil clears the value of the "pending_until" field.
+func (m *WalletLotMutation) ClearPendingUntil() {
+	m.pending_until = nil
+	m.clearedFields[walletlot.FieldPendingUntil] = struct{}{}
+}
+
+// PendingUntilCleared returns if the "pending_until" field was cleared in this mutation.
+func (m *WalletLotMutation) PendingUntilCleared() bool {
+	_, ok := m.clearedFields[walletlot.FieldPendingUntil]
+	return ok
+}
+
+// ResetPendingUntil resets all changes to the "pending_until" field.
+func (m *WalletLotMutation) ResetPendingUntil() {
+	m.pending_until = nil
+	delete(m.clearedFields, walletlot.FieldPendingUntil)
+}
+
+// SetExpiringNotifiedAt sets the "expiring_notified_at" field.
+func (m *WalletLotMutation) SetExpiringNotifiedAt(t time.Time) {
+	m.expiring_notified_at = &t
+}
+
+// ExpiringNotifiedAt returns the value of the "expiring_notified_at" field in the mutation.
+func (m *WalletLotMutation) ExpiringNotifiedAt() (r time.Time, exists bool) {
+	v := m.expiring_notified_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiringNotifiedAt returns the old "expiring_notified_at" field's value of the WalletLot entity.
+// If the WalletLot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletLotMutation) OldExpiringNotifiedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiringNotifiedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiringNotifiedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiringNotifiedAt: %w", err)
+	}
+	return oldValue.ExpiringNotifiedAt, nil
+}
+
+// ClearExpiringNotifiedAt clears the value of the "expiring_notified_at" field.
+func (m *WalletLotMutation) ClearExpiringNotifiedAt() {
+	m.expiring_notified_at = nil
+	m.clearedFields[walletlot.FieldExpiringNotifiedAt] = struct{}{}
+}
+
+// ExpiringNotifiedAtCleared returns if the "expiring_notified_at" field was cleared in this mutation.
+func (m *WalletLotMutation) ExpiringNotifiedAtCleared() bool {
+	_, ok := m.clearedFields[walletlot.FieldExpiringNotifiedAt]
+	return ok
+}
+
+// ResetExpiringNotifiedAt resets all changes to the "expiring_notified_at" field.
+func (m *WalletLotMutation) ResetExpiringNotifiedAt() {
+	m.expiring_notified_at = nil
+	delete(m.clearedFields, walletlot.FieldExpiringNotifiedAt)
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *WalletLotMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[walletlot.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *WalletLotMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *WalletLotMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *WalletLotMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// ClearCustomer clears the "customer" edge to the Customer entity.
+func (m *WalletLotMutation) ClearCustomer() {
+	m.clearedcustomer = true
+	m.clearedFields[walletlot.FieldCustomerID] = struct{}{}
+}
+
+// CustomerCleared reports if the "customer" edge to the Customer entity was cleared.
+func (m *WalletLotMutation) CustomerCleared() bool {
+	return m.clearedcustomer
+}
+
+// CustomerIDs returns the "customer" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// CustomerID instead. It exists only for internal usage by the builders.
+func (m *WalletLotMutation) CustomerIDs() (ids []string) {
+	if id := m.customer; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCustomer resets all changes to the "customer" edge.
+func (m *WalletLotMutation) ResetCustomer() {
+	m.customer = nil
+	m.clearedcustomer = false
+}
+
+// ClearEntry clears the "entry" edge to the WalletEntry entity.
+func (m *WalletLotMutation) ClearEntry() {
+	m.clearedentry = true
+	m.clearedFields[walletlot.FieldEntryID] = struct{}{}
+}
+
+// EntryCleared reports if the "entry" edge to the WalletEntry entity was cleared.
+func (m *WalletLotMutation) EntryCleared() bool {
+	return m.clearedentry
+}
+
+// EntryIDs returns the "entry" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// EntryID instead. It exists only for internal usage by the builders.
+func (m *WalletLotMutation) EntryIDs() (ids []string) {
+	if id := m.entry; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetEntry resets all changes to the "entry" edge.
+func (m *WalletLotMutation) ResetEntry() {
+	m.entry = nil
+	m.clearedentry = false
+}
+
+// Where appends a list predicates to the WalletLotMutation builder.
+func (m *WalletLotMutation) Where(ps ...predicate.WalletLot) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the WalletLotMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *WalletLotMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.WalletLot, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *WalletLotMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *WalletLotMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (WalletLot).
+func (m *WalletLotMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *WalletLotMutation) Fields() []string {
+	fields := make([]string, 0, 10)
+	if m.tenant != nil {
+		fields = append(fields, walletlot.FieldTenantID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, walletlot.FieldCreatedAt)
+	}
+	if m.customer != nil {
+		fields = append(fields, walletlot.FieldCustomerID)
+	}
+	if m.wallet != nil {
+		fields = append(fields, walletlot.FieldWallet)
+	}
+	if m.entry != nil {
+		fields = append(fields, walletlot.FieldEntryID)
+	}
+	if m.amount_cents != nil {
+		fields = append(fields, walletlot.FieldAmountCents)
+	}
+	if m.remaining_cents != nil {
+		fields = append(fields, walletlot.FieldRemainingCents)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, walletlot.FieldExpiresAt)
+	}
+	if m.pending_until != nil {
+		fields = append(fields, walletlot.FieldPendingUntil)
+	}
+	if m.expiring_notified_at != nil {
+		fields = append(fields, walletlot.FieldExpiringNotifiedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *WalletLotMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case walletlot.FieldTenantID:
+		return m.TenantID()
+	case walletlot.FieldCreatedAt:
+		return m.CreatedAt()
+	case walletlot.FieldCustomerID:
+		return m.CustomerID()
+	case walletlot.FieldWallet:
+		return m.Wallet()
+	case walletlot.FieldEntryID:
+		return m.EntryID()
+	case walletlot.FieldAmountCents:
+		return m.AmountCents()
+	case walletlot.FieldRemainingCents:
+		return m.RemainingCents()
+	case walletlot.FieldExpiresAt:
+		return m.ExpiresAt()
+	case walletlot.FieldPendingUntil:
+		return m.PendingUntil()
+	case walletlot.FieldExpiringNotifiedAt:
+		return m.ExpiringNotifiedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *WalletLotMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case walletlot.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case walletlot.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case walletlot.FieldCustomerID:
+		return m.OldCustomerID(ctx)
+	case walletlot.FieldWallet:
+		return m.OldWallet(ctx)
+	case walletlot.FieldEntryID:
+		return m.OldEntryID(ctx)
+	case walletlot.FieldAmountCents:
+		return m.OldAmountCents(ctx)
+	case walletlot.FieldRemainingCents:
+		return m.OldRemainingCents(ctx)
+	case walletlot.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case walletlot.FieldPendingUntil:
+		return m.OldPendingUntil(ctx)
+	case walletlot.FieldExpiringNotifiedAt:
+		return m.OldExpiringNotifiedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown WalletLot field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *WalletLotMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case walletlot.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case walletlot.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case walletlot.FieldCustomerID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCustomerID(v)
+		return nil
+	case walletlot.FieldWallet:
+		v, ok := value.(walletlot.Wallet)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWallet(v)
+		return nil
+	case walletlot.FieldEntryID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEntryID(v)
+		return nil
+	case walletlot.FieldAmountCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmountCents(v)
+		return nil
+	case walletlot.FieldRemainingCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRemainingCents(v)
+		return nil
+	case walletlot.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case walletlot.FieldPendingUntil:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPendingUntil(v)
+		return nil
+	case walletlot.FieldExpiringNotifiedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiringNotifiedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown WalletLot field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *WalletLotMutation) AddedFields() []string {
+	var fields []string
+	if m.addamount_cents != nil {
+		fields = append(fields, walletlot.FieldAmountCents)
+	}
+	if m.addremaining_cents != nil {
+		fields = append(fields, walletlot.FieldRemainingCents)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *WalletLotMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case walletlot.FieldAmountCents:
+		return m.AddedAmountCents()
+	case walletlot.FieldRemainingCents:
+		return m.AddedRemainingCents()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *WalletLotMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case walletlot.FieldAmountCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAmountCents(v)
+		return nil
+	case walletlot.FieldRemainingCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRemainingCents(v)
+		return nil
+	}
+	return fmt.Errorf("unknown WalletLot numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *WalletLotMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(walletlot.FieldPendingUntil) {
+		fields = append(fields, walletlot.FieldPendingUntil)
+	}
+	if m.FieldCleared(walletlot.FieldExpiringNotifiedAt) {
+		fields = append(fields, walletlot.FieldExpiringNotifiedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *WalletLotMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *WalletLotMutation) ClearField(name string) error {
+	switch name {
+	case walletlot.FieldPendingUntil:
+		m.ClearPendingUntil()
+		return nil
+	case walletlot.FieldExpiringNotifiedAt:
+		m.ClearExpiringNotifiedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown WalletLot nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *WalletLotMutation) ResetField(name string) error {
+	switch name {
+	case walletlot.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case walletlot.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case walletlot.FieldCustomerID:
+		m.ResetCustomerID()
+		return nil
+	case walletlot.FieldWallet:
+		m.ResetWallet()
+		return nil
+	case walletlot.FieldEntryID:
+		m.ResetEntryID()
+		return nil
+	case walletlot.FieldAmountCents:
+		m.ResetAmountCents()
+		return nil
+	case walletlot.FieldRemainingCents:
+		m.ResetRemainingCents()
+		return nil
+	case walletlot.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case walletlot.FieldPendingUntil:
+		m.ResetPendingUntil()
+		return nil
+	case walletlot.FieldExpiringNotifiedAt:
+		m.ResetExpiringNotifiedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown WalletLot field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *WalletLotMutation) AddedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.tenant != nil {
+		edges = append(edges, walletlot.EdgeTenant)
+	}
+	if m.customer != nil {
+		edges = append(edges, walletlot.EdgeCustomer)
+	}
+	if m.entry != nil {
+		edges = append(edges, walletlot.EdgeEntry)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *WalletLotMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case walletlot.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case walletlot.EdgeCustomer:
+		if id := m.customer; id != nil {
+			return []ent.Value{*id}
+		}
+	case walletlot.EdgeEntry:
+		if id := m.entry; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *WalletLotMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 3)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *WalletLotMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *WalletLotMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.clearedtenant {
+		edges = append(edges, walletlot.EdgeTenant)
+	}
+	if m.clearedcustomer {
+		edges = append(edges, walletlot.EdgeCustomer)
+	}
+	if m.clearedentry {
+		edges = append(edges, walletlot.EdgeEntry)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *WalletLotMutation) EdgeCleared(name string) bool {
+	switch name {
+	case walletlot.EdgeTenant:
+		return m.clearedtenant
+	case walletlot.EdgeCustomer:
+		return m.clearedcustomer
+	case walletlot.EdgeEntry:
+		return m.clearedentry
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *WalletLotMutation) ClearEdge(name string) error {
+	switch name {
+	case walletlot.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case walletlot.EdgeCustomer:
+		m.ClearCustomer()
+		return nil
+	case walletlot.EdgeEntry:
+		m.ClearEntry()
+		return nil
+	}
+	return fmt.Errorf("unknown WalletLot unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *WalletLotMutation) ResetEdge(name string) error {
+	switch name {
+	case walletlot.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case walletlot.EdgeCustomer:
+		m.ResetCustomer()
+		return nil
+	case walletlot.EdgeEntry:
+		m.ResetEntry()
+		return nil
+	}
+	return fmt.Errorf("unknown WalletLot edge %s", name)
 }
 
 // WebhookAttemptMutation represents an operation that mutates the WebhookAttempt nodes in the graph.

@@ -56,6 +56,8 @@ type Tenant struct {
 	TimeZone string `json:"time_zone,omitempty"`
 	// Days after a sale or order before its earned points become spendable (0: at once); they are released at the local midnight that starts that day. A return inside the period takes back pending points first.
 	PointsPendingDays int `json:"points_pending_days,omitempty"`
+	// Whether cashback campaigns credit points at points_per_real (true, the programme's behaviour before wallets) or R$ in the customer's cashback wallet (false), pending for points_pending_days and expiring after points_expiry_months.
+	CashbackAsPoints bool `json:"cashback_as_points,omitempty"`
 	// Days a customer keeps a level after the points earned in 12 months fall below its threshold (0: the level drops at once); a customer.level_will_downgrade event announces the drop when the grace begins.
 	LevelGraceDays int `json:"level_grace_days,omitempty"`
 	// Days between fits of the tenant's churn model; customers are scored daily with the newest model.
@@ -136,7 +138,7 @@ func (*Tenant) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case tenant.FieldSaleTolerance, tenant.FieldPointsPerReal:
 			values[i] = new(decimal.Decimal)
-		case tenant.FieldActive, tenant.FieldPreRegistration, tenant.FieldSaleRegistration:
+		case tenant.FieldActive, tenant.FieldPreRegistration, tenant.FieldSaleRegistration, tenant.FieldCashbackAsPoints:
 			values[i] = new(sql.NullBool)
 		case tenant.FieldPointsSpendMin, tenant.FieldPointsExpiryMonths, tenant.FieldPointsPendingDays, tenant.FieldLevelGraceDays, tenant.FieldChurnRefitDays, tenant.FieldSilverThreshold, tenant.FieldGoldThreshold, tenant.FieldDiamondThreshold, tenant.FieldPriceCodeBronze, tenant.FieldPriceCodeSilver, tenant.FieldPriceCodeGold, tenant.FieldPriceCodeDiamond, tenant.FieldCustomerCount, tenant.FieldAuditRetentionDays, tenant.FieldAnonymizeInactiveYears:
 			values[i] = new(sql.NullInt64)
@@ -279,6 +281,12 @@ func (_m *Tenant) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field points_pending_days", values[i])
 			} else if value.Valid {
 				_m.PointsPendingDays = int(value.Int64)
+			}
+		case tenant.FieldCashbackAsPoints:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field cashback_as_points", values[i])
+			} else if value.Valid {
+				_m.CashbackAsPoints = value.Bool
 			}
 		case tenant.FieldLevelGraceDays:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -477,6 +485,9 @@ func (_m *Tenant) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("points_pending_days=")
 	builder.WriteString(fmt.Sprintf("%v", _m.PointsPendingDays))
+	builder.WriteString(", ")
+	builder.WriteString("cashback_as_points=")
+	builder.WriteString(fmt.Sprintf("%v", _m.CashbackAsPoints))
 	builder.WriteString(", ")
 	builder.WriteString("level_grace_days=")
 	builder.WriteString(fmt.Sprintf("%v", _m.LevelGraceDays))

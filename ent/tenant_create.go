@@ -257,6 +257,20 @@ func (_c *TenantCreate) SetNillablePointsPendingDays(v *int) *TenantCreate {
 	return _c
 }
 
+// SetCashbackAsPoints sets the "cashback_as_points" field.
+func (_c *TenantCreate) SetCashbackAsPoints(v bool) *TenantCreate {
+	_c.mutation.SetCashbackAsPoints(v)
+	return _c
+}
+
+// SetNillableCashbackAsPoints sets the "cashback_as_points" field if the given value is not nil.
+func (_c *TenantCreate) SetNillableCashbackAsPoints(v *bool) *TenantCreate {
+	if v != nil {
+		_c.SetCashbackAsPoints(*v)
+	}
+	return _c
+}
+
 // SetLevelGraceDays sets the "level_grace_days" field.
 func (_c *TenantCreate) SetLevelGraceDays(v int) *TenantCreate {
 	_c.mutation.SetLevelGraceDays(v)
@@ -566,6 +580,10 @@ func (_c *TenantCreate) defaults() error {
 		v := tenant.DefaultPointsPendingDays
 		_c.mutation.SetPointsPendingDays(v)
 	}
+	if _, ok := _c.mutation.CashbackAsPoints(); !ok {
+		v := tenant.DefaultCashbackAsPoints
+		_c.mutation.SetCashbackAsPoints(v)
+	}
 	if _, ok := _c.mutation.LevelGraceDays(); !ok {
 		v := tenant.DefaultLevelGraceDays
 		_c.mutation.SetLevelGraceDays(v)
@@ -682,6 +700,9 @@ func (_c *TenantCreate) check() error {
 		if err := tenant.PointsPendingDaysValidator(v); err != nil {
 			return &ValidationError{Name: "points_pending_days", err: fmt.Errorf(`ent: validator failed for field "Tenant.points_pending_days": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.CashbackAsPoints(); !ok {
+		return &ValidationError{Name: "cashback_as_points", err: errors.New(`ent: missing required field "Tenant.cashback_as_points"`)}
 	}
 	if _, ok := _c.mutation.LevelGraceDays(); !ok {
 		return &ValidationError{Name: "level_grace_days", err: errors.New(`ent: missing required field "Tenant.level_grace_days"`)}
@@ -882,6 +903,10 @@ func (_c *TenantCreate) createSpec() (*Tenant, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PointsPendingDays(); ok {
 		_spec.SetField(tenant.FieldPointsPendingDays, field.TypeInt, value)
 		_node.PointsPendingDays = value
+	}
+	if value, ok := _c.mutation.CashbackAsPoints(); ok {
+		_spec.SetField(tenant.FieldCashbackAsPoints, field.TypeBool, value)
+		_node.CashbackAsPoints = value
 	}
 	if value, ok := _c.mutation.LevelGraceDays(); ok {
 		_spec.SetField(tenant.FieldLevelGraceDays, field.TypeInt, value)

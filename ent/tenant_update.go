@@ -315,6 +315,20 @@ func (_u *TenantUpdate) AddPointsPendingDays(v int) *TenantUpdate {
 	return _u
 }
 
+// SetCashbackAsPoints sets the "cashback_as_points" field.
+func (_u *TenantUpdate) SetCashbackAsPoints(v bool) *TenantUpdate {
+	_u.mutation.SetCashbackAsPoints(v)
+	return _u
+}
+
+// SetNillableCashbackAsPoints sets the "cashback_as_points" field if the given value is not nil.
+func (_u *TenantUpdate) SetNillableCashbackAsPoints(v *bool) *TenantUpdate {
+	if v != nil {
+		_u.SetCashbackAsPoints(*v)
+	}
+	return _u
+}
+
 // SetLevelGraceDays sets the "level_grace_days" field.
 func (_u *TenantUpdate) SetLevelGraceDays(v int) *TenantUpdate {
 	_u.mutation.ResetLevelGraceDays()
@@ -854,6 +868,9 @@ func (_u *TenantUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.AddedPointsPendingDays(); ok {
 		_spec.AddField(tenant.FieldPointsPendingDays, field.TypeInt, value)
 	}
+	if value, ok := _u.mutation.CashbackAsPoints(); ok {
+		_spec.SetField(tenant.FieldCashbackAsPoints, field.TypeBool, value)
+	}
 	if value, ok := _u.mutation.LevelGraceDays(); ok {
 		_spec.SetField(tenant.FieldLevelGraceDays, field.TypeInt, value)
 	}
@@ -1287,6 +1304,20 @@ func (_u *TenantUpdateOne) SetNillablePointsPendingDays(v *int) *TenantUpdateOne
 // AddPointsPendingDays adds value to the "points_pending_days" field.
 func (_u *TenantUpdateOne) AddPointsPendingDays(v int) *TenantUpdateOne {
 	_u.mutation.AddPointsPendingDays(v)
+	return _u
+}
+
+// SetCashbackAsPoints sets the "cashback_as_points" field.
+func (_u *TenantUpdateOne) SetCashbackAsPoints(v bool) *TenantUpdateOne {
+	_u.mutation.SetCashbackAsPoints(v)
+	return _u
+}
+
+// SetNillableCashbackAsPoints sets the "cashback_as_points" field if the given value is not nil.
+func (_u *TenantUpdateOne) SetNillableCashbackAsPoints(v *bool) *TenantUpdateOne {
+	if v != nil {
+		_u.SetCashbackAsPoints(*v)
+	}
 	return _u
 }
 
@@ -1858,6 +1889,9 @@ func (_u *TenantUpdateOne) sqlSave(ctx context.Context) (_node *Tenant, err erro
 	}
 	if value, ok := _u.mutation.AddedPointsPendingDays(); ok {
 		_spec.AddField(tenant.FieldPointsPendingDays, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.CashbackAsPoints(); ok {
+		_spec.SetField(tenant.FieldCashbackAsPoints, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.LevelGraceDays(); ok {
 		_spec.SetField(tenant.FieldLevelGraceDays, field.TypeInt, value)

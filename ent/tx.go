@@ -84,6 +84,12 @@ type Tx struct {
 	Tenant *TenantClient
 	// ValidationToken is the client for interacting with the ValidationToken builders.
 	ValidationToken *ValidationTokenClient
+	// Wallet is the client for interacting with the Wallet builders.
+	Wallet *WalletClient
+	// WalletEntry is the client for interacting with the WalletEntry builders.
+	WalletEntry *WalletEntryClient
+	// WalletLot is the client for interacting with the WalletLot builders.
+	WalletLot *WalletLotClient
 	// WebhookAttempt is the client for interacting with the WebhookAttempt builders.
 	WebhookAttempt *WebhookAttemptClient
 	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
@@ -256,6 +262,9 @@ func (tx *Tx) init() {
 	tx.Store = NewStoreClient(tx.config)
 	tx.Tenant = NewTenantClient(tx.config)
 	tx.ValidationToken = NewValidationTokenClient(tx.config)
+	tx.Wallet = NewWalletClient(tx.config)
+	tx.WalletEntry = NewWalletEntryClient(tx.config)
+	tx.WalletLot = NewWalletLotClient(tx.config)
 	tx.WebhookAttempt = NewWebhookAttemptClient(tx.config)
 	tx.WebhookDelivery = NewWebhookDeliveryClient(tx.config)
 	tx.WebhookEndpoint = NewWebhookEndpointClient(tx.config)

@@ -76,6 +76,7 @@ func (r *mutationResolver) UpdateTenantSettings(ctx context.Context, input gener
 		PriceCodeGold: input.PriceCodeGold, PriceCodeDiamond: input.PriceCodeDiamond,
 		TimeZone: input.TimeZone, PointsPendingDays: input.PointsPendingDays,
 		LevelGraceDays: input.LevelGraceDays, ChurnRefitDays: input.ChurnRefitDays, AuditRetentionDays: input.AuditRetentionDays,
+		CashbackAsPoints:       input.CashbackAsPoints,
 		AnonymizeInactiveYears: input.AnonymizeInactiveYears, CORSOrigins: givenList(input.CorsOrigins),
 		PointsValue: input.PointsValue, PointsSpendMin: int64Ptr(input.PointsSpendMin),
 		PointsSpendMaxShare: input.PointsSpendMaxShare, PointsSpendChannels: givenList(input.PointsSpendChannels),

@@ -118,9 +118,13 @@ func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 // Sale returns generated.SaleResolver implementation.
 func (r *Resolver) Sale() generated.SaleResolver { return &saleResolver{r} }
 
+// WalletEntry returns generated.WalletEntryResolver implementation.
+func (r *Resolver) WalletEntry() generated.WalletEntryResolver { return &walletEntryResolver{r} }
+
 type (
-	campaignResolver struct{ *Resolver }
-	customerResolver struct{ *Resolver }
-	queryResolver    struct{ *Resolver }
-	saleResolver     struct{ *Resolver }
+	campaignResolver    struct{ *Resolver }
+	customerResolver    struct{ *Resolver }
+	queryResolver       struct{ *Resolver }
+	saleResolver        struct{ *Resolver }
+	walletEntryResolver struct{ *Resolver }
 )

@@ -85,6 +85,13 @@ type NotifyExpiringPoints struct{}
 
 func (NotifyExpiringPoints) Kind() string { return "notify_expiring_points" }
 
+// UpkeepWallets releases the money wallets' lots whose pending period is
+// over, expires those whose time has come and records cashback.expiring
+// for those expiring soon.
+type UpkeepWallets struct{}
+
+func (UpkeepWallets) Kind() string { return "upkeep_wallets" }
+
 // RecomputeLevels lowers the levels that points leaving the trailing
 // 12-month window no longer hold.
 type RecomputeLevels struct{}
@@ -155,7 +162,7 @@ func Kinds() []string {
 		RecomputeLevels{}.Kind(), CreditCashback{}.Kind(), CampaignLifecycle{}.Kind(),
 		PurgeExpired{}.Kind(), ProcessSale{}.Kind(), DispatchEvents{}.Kind(), DeliverWebhook{}.Kind(),
 		ProcessSaleReturn{}.Kind(), ScoreCustomers{}.Kind(), ReleasePendingPoints{}.Kind(), ImportCustomers{}.Kind(),
-		RecomputeAudiences{}.Kind(),
+		RecomputeAudiences{}.Kind(), UpkeepWallets{}.Kind(),
 	}
 }
 

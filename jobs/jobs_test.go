@@ -27,6 +27,7 @@ func TestArgsRoundTrip(t *testing.T) {
 		{jobs.DeliverWebhook{TenantID: "t1", DeliveryID: "whd_1"}, `{"tenant_id":"t1","delivery_id":"whd_1"}`},
 		{jobs.ExpirePoints{}, `{}`}, {jobs.NotifyExpiringPoints{}, `{}`}, {jobs.RecomputeLevels{}, `{}`}, {jobs.RecomputeAudiences{}, `{}`},
 		{jobs.CampaignLifecycle{}, `{}`}, {jobs.PurgeExpired{}, `{}`}, {jobs.DispatchEvents{}, `{}`}, {jobs.PruneSigningKeys{}, `{}`},
+		{jobs.UpkeepWallets{}, `{}`},
 	}
 	kinds := map[string]bool{}
 	for _, c := range cases {

@@ -15,6 +15,7 @@ import (
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/app/scoring"
+	"github.com/fideliza/fideliza/app/wallets"
 	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/auth"
 
@@ -50,6 +51,8 @@ func (s *server) bearerRoutes() []route {
 		{"PATCH", "/v1/customers/{id}", customers.Rules.PatchCustomer.Scope(), handle(v1, http.StatusOK, readCustomerWrite, onPathOp(s.app.Customers.PatchCustomer), fullCustomer)},
 		{"DELETE", "/v1/customers/{id}", privacy.Rules.EraseCustomer.Scope(), handle(v1, http.StatusNoContent, pathID, noContent(s.app.Privacy.EraseCustomer), same[struct{}])},
 		{"GET", "/v1/customers/{id}/export", privacy.Rules.WriteCustomerExport.Scope(), s.exportCustomer},
+		{"GET", "/v1/customers/{id}/wallets", wallets.Rules.Wallets.Scope(), handleWith(v1, http.StatusOK, pathID, s.app.Wallets.Wallets, renderWallets)},
+		{"GET", "/v1/customers/{id}/wallets/{wallet}/entries", wallets.Rules.Entries.Scope(), handleWith(v1, http.StatusOK, readWalletEntries, s.walletEntries, renderWalletEntries)},
 
 		{"GET", "/v1/segments", customers.Rules.ListSegments.Scope(), handle(v1, http.StatusOK, readSegmentPage, pagedOp(s.app.Customers.ListSegments), segmentPage)},
 		{"POST", "/v1/segments", customers.Rules.CreateSegment.Scope(), handle(v1, http.StatusCreated, readSegment, s.app.Customers.CreateSegment, newSegmentJSON)},

@@ -247,6 +247,7 @@ func TestGraphQLFieldScopes(t *testing.T) {
 		edge, target, root, query string
 	}{
 		{"Customer.pointsEntries", "PointsEntry", "customers:read", `{ customers { edges { node { name pointsEntries { totalCount } } } } }`},
+		{"Customer.walletEntries", "WalletEntry", "customers:read", `{ customers { edges { node { name walletEntries { totalCount } } } } }`},
 		{"Customer.segments", "Segment", "customers:read", `{ customers { edges { node { name segments { totalCount } } } } }`},
 		{"Customer.redemptions", "Redemption", "customers:read", `{ customers { edges { node { name redemptions { totalCount } } } } }`},
 		{"Customer.sales", "Sale", "customers:read", `{ customers { edges { node { name sales { totalCount } } } } }`},

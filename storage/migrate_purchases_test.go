@@ -41,6 +41,9 @@ func TestMigrationCountsPurchases(t *testing.T) {
 			`ALTER TABLE customers DROP COLUMN sales_count`,
 			`ALTER TABLE customers DROP COLUMN last_purchase_at`,
 			`ALTER TABLE customers DROP COLUMN last_purchase_unix`,
+			// And without what the later migrations add (0051's wallets).
+			`DROP TABLE wallet_lots`, `DROP TABLE wallet_entries`, `DROP TABLE wallets`,
+			`ALTER TABLE tenants DROP COLUMN cashback_as_points`,
 			`DELETE FROM fideliza_migrations WHERE version >= 48`,
 		} {
 			_, err := db.SQL.ExecContext(ctx, q)

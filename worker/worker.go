@@ -43,6 +43,7 @@ func PeriodicJobs(pointsEvery, dispatchEvery time.Duration) []*river.PeriodicJob
 		every(pointsEvery, jobs.ReleasePendingPoints{}),
 		every(pointsEvery, jobs.NotifyExpiringPoints{}),
 		every(pointsEvery, jobs.RecomputeLevels{}),
+		every(pointsEvery, jobs.UpkeepWallets{}),
 		every(ScoreEvery, jobs.ScoreCustomers{}),
 		every(AudiencesEvery, jobs.RecomputeAudiences{}),
 		every(dispatchEvery, jobs.DispatchEvents{}),

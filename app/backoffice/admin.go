@@ -50,6 +50,9 @@ type TenantSettings struct {
 	PointsPendingDays *int
 	LevelGraceDays    *int
 	ChurnRefitDays    *int
+	// CashbackAsPoints: cashback campaigns credit points (true) or R$ to
+	// the customer's cashback wallet (false).
+	CashbackAsPoints *bool
 	// Points spent as money: the R$ value of a point, the fewest points
 	// spent at once, the largest share of a sale payable with points (0 to
 	// 1), and the channels where it is allowed (pdv, ecommerce; an empty
@@ -96,6 +99,7 @@ func (s TenantSettings) changed() map[string]any {
 	add("time_zone", s.TimeZone != nil, func() any { return *s.TimeZone })
 	add("points_pending_days", s.PointsPendingDays != nil, func() any { return *s.PointsPendingDays })
 	add("level_grace_days", s.LevelGraceDays != nil, func() any { return *s.LevelGraceDays })
+	add("cashback_as_points", s.CashbackAsPoints != nil, func() any { return *s.CashbackAsPoints })
 	add("points_value", s.PointsValue != nil, func() any { return s.PointsValue.String() })
 	add("points_spend_min", s.PointsSpendMin != nil, func() any { return *s.PointsSpendMin })
 	add("points_spend_max_share", s.PointsSpendMaxShare != nil, func() any { return s.PointsSpendMaxShare.String() })
@@ -271,7 +275,7 @@ func (s TenantSettings) update(u *ent.TenantUpdateOne) *ent.TenantUpdateOne {
 		SetNillablePriceCodeGold(s.PriceCodeGold).SetNillablePriceCodeDiamond(s.PriceCodeDiamond).
 		SetNillableTimeZone(s.TimeZone).SetNillablePointsPendingDays(s.PointsPendingDays).
 		SetNillableLevelGraceDays(s.LevelGraceDays).SetNillableChurnRefitDays(s.ChurnRefitDays).
-		SetNillableAuditRetentionDays(s.AuditRetentionDays)
+		SetNillableAuditRetentionDays(s.AuditRetentionDays).SetNillableCashbackAsPoints(s.CashbackAsPoints)
 	switch y := s.AnonymizeInactiveYears; {
 	case y != nil && *y == 0:
 		u.ClearAnonymizeInactiveYears()

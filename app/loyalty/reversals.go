@@ -260,6 +260,11 @@ func (a *Service) RollbackRedemption(ctx context.Context, id, reason string) (*e
 				return err
 			}
 		}
+		// Cashback credited in R$ (a programme that keeps cashback in the
+		// wallet) is taken back from the wallet the same way.
+		if _, err := a.Wallets.ReverseCampaignCashback(ctx, tx, red, strings.TrimSpace(reason)); err != nil {
+			return err
+		}
 		out, err = c.Redemption.Query().Where(redemption.ID(red.ID)).WithCampaign().Only(ctx)
 		return err
 	})

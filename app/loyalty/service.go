@@ -11,6 +11,7 @@ import (
 	"github.com/fideliza/fideliza/app/audiences"
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/wallets"
 	"github.com/fideliza/fideliza/domain/ledger"
 	"github.com/fideliza/fideliza/storage"
 )
@@ -20,6 +21,7 @@ type Service struct {
 	k         *kernel.Kernel // what every context shares: private, so the exported methods are the operations
 	Campaigns *campaigns.Service
 	Audiences *audiences.Service
+	Wallets   *wallets.Service // the cashback wallet, for programmes whose cashback stays in R$
 }
 
 // pointsTx runs fn in a transaction that moves customerID's points, then

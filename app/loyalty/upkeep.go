@@ -178,8 +178,10 @@ func (a *Service) RecomputeLevels(ctx context.Context, _ jobs.RecomputeLevels) e
 }
 
 // CreditCashback credits the cashback of a redemption to the customer's
-// points, at the tenant's earning rate, and counts the points it credited.
-// The ledger credits a redemption once, so a rerun credits nothing more.
+// points, at the tenant's earning rate, and counts the points it credited;
+// or, when the tenant keeps cashback in R$ (cashback_as_points false), to
+// the customer's cashback wallet (app/wallets). The ledger and the wallet
+// credit a redemption once, so a rerun credits nothing more.
 func (a *Service) CreditCashback(ctx context.Context, args jobs.CreditCashback) error {
 	if err := Rules.CreditCashback.Allow(ctx); err != nil {
 		return err
@@ -197,6 +199,10 @@ func (a *Service) CreditCashback(ctx context.Context, args jobs.CreditCashback) 
 		}
 		tenant, err := tx.Ent.Tenant.Get(ctx, tenantID)
 		if err != nil {
+			return err
+		}
+		if !tenant.CashbackAsPoints {
+			_, err := a.Wallets.CreditCampaignCashback(ctx, tx, red, red.Edges.Campaign.Name)
 			return err
 		}
 		pts := points.Earned(red.CashbackAmount, tenant.PointsPerReal)

@@ -9,6 +9,7 @@ import (
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/app/scoring"
+	"github.com/fideliza/fideliza/app/wallets"
 	"github.com/fideliza/fideliza/app/webhooks"
 )
 
@@ -33,6 +34,7 @@ var TypeRules = map[string]kernel.Rule{
 	"Segment":       customers.Rules.SegmentConnection,
 	"ConsentChange": customers.Rules.Customer,
 	"PointsEntry":   loyalty.Rules.PointsEntryConnection,
+	"WalletEntry":   wallets.Rules.Entries,
 	"Campaign":      campaigns.Rules.CampaignConnection,
 	"Product":       campaigns.Rules.ProductConnection,
 	"Coupon":        campaigns.Rules.ListCoupons,

@@ -93,6 +93,7 @@ func newTenantCommand(g *globals) *cobra.Command {
 	var (
 		tenantID                                  string
 		preRegistration, saleRegistration, active bool
+		cashbackAsPoints                          bool
 		saleTolerance, pointsPerReal, newName     string
 		expiryMonths, pendingDays, graceDays      int
 		refitDays                                 int
@@ -122,6 +123,9 @@ func newTenantCommand(g *globals) *cobra.Command {
 			}
 			if fl.Changed("sale-registration") {
 				s.SaleRegistration = &saleRegistration
+			}
+			if fl.Changed("cashback-as-points") {
+				s.CashbackAsPoints = &cashbackAsPoints
 			}
 			for _, d := range []struct {
 				flag, value string
@@ -207,8 +211,8 @@ func newTenantCommand(g *globals) *cobra.Command {
 				"sale_tolerance": t.SaleTolerance.String(), "points_per_real": t.PointsPerReal.String(),
 				"points_expiry_months": t.PointsExpiryMonths, "time_zone": t.TimeZone,
 				"points_pending_days": t.PointsPendingDays, "level_grace_days": t.LevelGraceDays,
-				"churn_refit_days": t.ChurnRefitDays,
-				"thresholds":       map[string]int64{"silver": t.SilverThreshold, "gold": t.GoldThreshold, "diamond": t.DiamondThreshold},
+				"churn_refit_days": t.ChurnRefitDays, "cashback_as_points": t.CashbackAsPoints,
+				"thresholds": map[string]int64{"silver": t.SilverThreshold, "gold": t.GoldThreshold, "diamond": t.DiamondThreshold},
 				"price_codes": map[string]int{"bronze": t.PriceCodeBronze, "silver": t.PriceCodeSilver, "gold": t.PriceCodeGold,
 					"diamond": t.PriceCodeDiamond},
 				"cors_origins": t.CorsOrigins,
@@ -223,6 +227,7 @@ func newTenantCommand(g *globals) *cobra.Command {
 	uf.BoolVar(&active, "active", true, "whether the tenant is active")
 	uf.BoolVar(&preRegistration, "pre-registration", false, "identify pre-registers unknown customers")
 	uf.BoolVar(&saleRegistration, "sale-registration", true, "the point of sale may register sales")
+	uf.BoolVar(&cashbackAsPoints, "cashback-as-points", true, "cashback campaigns credit points (true) or R$ to the customers' cashback wallets (false)")
 	uf.StringVar(&saleTolerance, "sale-tolerance", "0.10", "accepted R$ difference between items total and sale value")
 	uf.StringVar(&pointsPerReal, "points-per-real", "1", "points earned per whole R$ 1")
 	uf.IntVar(&expiryMonths, "points-expiry-months", 12, "months until earned points expire (1 to 120), for points earned from now on")

@@ -31,6 +31,11 @@ const (
 	CustomerErased = "customer.erased"
 	// CustomerConsentChanged says a customer granted or withdrew a consent.
 	CustomerConsentChanged = "customer.consent_changed"
+	// CashbackCredited says R$ were credited to a customer's cashback
+	// wallet (a cashback campaign of a programme that keeps cashback in R$).
+	CashbackCredited = "cashback.credited"
+	// CashbackExpiring announces a cashback lot's expiry, as points.expiring.
+	CashbackExpiring = "cashback.expiring"
 )
 
 // Event types of the live feed only (GraphQL subscriptions), which webhook
@@ -49,7 +54,8 @@ var LiveTypes = []string{RedemptionCreated, CustomerImportProgressed}
 
 // Types lists every event type, the ones webhook endpoints subscribe to.
 var Types = []string{CustomerLevelChanged, CustomerLevelWillDowngrade, PointsExpiring, CampaignActivated, SaleProcessed,
-	SaleReturned, SaleCancelled, PointsReversed, RedemptionRolledBack, CustomerErased, CustomerConsentChanged, PointsSpent}
+	SaleReturned, SaleCancelled, PointsReversed, RedemptionRolledBack, CustomerErased, CustomerConsentChanged, PointsSpent,
+	CashbackCredited, CashbackExpiring}
 
 // Record writes an event of tenantID through c, the transaction's client.
 func Record(ctx context.Context, c *ent.Client, at time.Time, tenantID, typ, subjectID string, data map[string]any) error {

@@ -94,6 +94,8 @@ const (
 	EdgeSegments = "segments"
 	// EdgePointsEntries holds the string denoting the points_entries edge name in mutations.
 	EdgePointsEntries = "points_entries"
+	// EdgeWalletEntries holds the string denoting the wallet_entries edge name in mutations.
+	EdgeWalletEntries = "wallet_entries"
 	// EdgeRedemptions holds the string denoting the redemptions edge name in mutations.
 	EdgeRedemptions = "redemptions"
 	// EdgeSales holds the string denoting the sales edge name in mutations.
@@ -123,6 +125,13 @@ const (
 	PointsEntriesInverseTable = "points_entries"
 	// PointsEntriesColumn is the table column denoting the points_entries relation/edge.
 	PointsEntriesColumn = "customer_id"
+	// WalletEntriesTable is the table that holds the wallet_entries relation/edge.
+	WalletEntriesTable = "wallet_entries"
+	// WalletEntriesInverseTable is the table name for the WalletEntry entity.
+	// It exists in this package in order to avoid circular dependency with the "walletentry" package.
+	WalletEntriesInverseTable = "wallet_entries"
+	// WalletEntriesColumn is the table column denoting the wallet_entries relation/edge.
+	WalletEntriesColumn = "customer_id"
 	// RedemptionsTable is the table that holds the redemptions relation/edge.
 	RedemptionsTable = "redemptions"
 	// RedemptionsInverseTable is the table name for the Redemption entity.
@@ -563,6 +572,20 @@ func ByPointsEntries(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	}
 }
 
+// ByWalletEntriesCount orders the results by wallet_entries count.
+func ByWalletEntriesCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newWalletEntriesStep(), opts...)
+	}
+}
+
+// ByWalletEntries orders the results by wallet_entries terms.
+func ByWalletEntries(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newWalletEntriesStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
 // ByRedemptionsCount orders the results by redemptions count.
 func ByRedemptionsCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -630,6 +653,13 @@ func newPointsEntriesStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(PointsEntriesInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, PointsEntriesTable, PointsEntriesColumn),
+	)
+}
+func newWalletEntriesStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(WalletEntriesInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, WalletEntriesTable, WalletEntriesColumn),
 	)
 }
 func newRedemptionsStep() *sqlgraph.Step {

@@ -2021,6 +2021,29 @@ func HasPointsEntriesWith(preds ...predicate.PointsEntry) predicate.Customer {
 	})
 }
 
+// HasWalletEntries applies the HasEdge predicate on the "wallet_entries" edge.
+func HasWalletEntries() predicate.Customer {
+	return predicate.Customer(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, WalletEntriesTable, WalletEntriesColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasWalletEntriesWith applies the HasEdge predicate on the "wallet_entries" edge with a given conditions (other predicates).
+func HasWalletEntriesWith(preds ...predicate.WalletEntry) predicate.Customer {
+	return predicate.Customer(func(s *sql.Selector) {
+		step := newWalletEntriesStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // HasRedemptions applies the HasEdge predicate on the "redemptions" edge.
 func HasRedemptions() predicate.Customer {
 	return predicate.Customer(func(s *sql.Selector) {

@@ -345,6 +345,42 @@ func (f ValidationTokenFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Va
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ValidationTokenMutation", m)
 }
 
+// The WalletFunc type is an adapter to allow the use of ordinary
+// function as Wallet mutator.
+type WalletFunc func(context.Context, *ent.WalletMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f WalletFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.WalletMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.WalletMutation", m)
+}
+
+// The WalletEntryFunc type is an adapter to allow the use of ordinary
+// function as WalletEntry mutator.
+type WalletEntryFunc func(context.Context, *ent.WalletEntryMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f WalletEntryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.WalletEntryMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.WalletEntryMutation", m)
+}
+
+// The WalletLotFunc type is an adapter to allow the use of ordinary
+// function as WalletLot mutator.
+type WalletLotFunc func(context.Context, *ent.WalletLotMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f WalletLotFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.WalletLotMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.WalletLotMutation", m)
+}
+
 // The WebhookAttemptFunc type is an adapter to allow the use of ordinary
 // function as WebhookAttempt mutator.
 type WebhookAttemptFunc func(context.Context, *ent.WebhookAttemptMutation) (ent.Value, error)

@@ -44,6 +44,9 @@ import (
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/ent/validationtoken"
+	"github.com/fideliza/fideliza/ent/wallet"
+	"github.com/fideliza/fideliza/ent/walletentry"
+	"github.com/fideliza/fideliza/ent/walletlot"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
@@ -1050,6 +1053,87 @@ func (f TraverseValidationToken) Traverse(ctx context.Context, q ent.Query) erro
 	return fmt.Errorf("unexpected query type %T. expect *ent.ValidationTokenQuery", q)
 }
 
+// The WalletFunc type is an adapter to allow the use of ordinary function as a Querier.
+type WalletFunc func(context.Context, *ent.WalletQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f WalletFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.WalletQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.WalletQuery", q)
+}
+
+// The TraverseWallet type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseWallet func(context.Context, *ent.WalletQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseWallet) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseWallet) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WalletQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.WalletQuery", q)
+}
+
+// The WalletEntryFunc type is an adapter to allow the use of ordinary function as a Querier.
+type WalletEntryFunc func(context.Context, *ent.WalletEntryQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f WalletEntryFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.WalletEntryQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.WalletEntryQuery", q)
+}
+
+// The TraverseWalletEntry type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseWalletEntry func(context.Context, *ent.WalletEntryQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseWalletEntry) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseWalletEntry) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WalletEntryQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.WalletEntryQuery", q)
+}
+
+// The WalletLotFunc type is an adapter to allow the use of ordinary function as a Querier.
+type WalletLotFunc func(context.Context, *ent.WalletLotQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f WalletLotFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.WalletLotQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.WalletLotQuery", q)
+}
+
+// The TraverseWalletLot type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseWalletLot func(context.Context, *ent.WalletLotQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseWalletLot) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseWalletLot) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WalletLotQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.WalletLotQuery", q)
+}
+
 // The WebhookAttemptFunc type is an adapter to allow the use of ordinary function as a Querier.
 type WebhookAttemptFunc func(context.Context, *ent.WebhookAttemptQuery) (ent.Value, error)
 
@@ -1204,6 +1288,12 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.TenantQuery, predicate.Tenant, tenant.OrderOption]{typ: ent.TypeTenant, tq: q}, nil
 	case *ent.ValidationTokenQuery:
 		return &query[*ent.ValidationTokenQuery, predicate.ValidationToken, validationtoken.OrderOption]{typ: ent.TypeValidationToken, tq: q}, nil
+	case *ent.WalletQuery:
+		return &query[*ent.WalletQuery, predicate.Wallet, wallet.OrderOption]{typ: ent.TypeWallet, tq: q}, nil
+	case *ent.WalletEntryQuery:
+		return &query[*ent.WalletEntryQuery, predicate.WalletEntry, walletentry.OrderOption]{typ: ent.TypeWalletEntry, tq: q}, nil
+	case *ent.WalletLotQuery:
+		return &query[*ent.WalletLotQuery, predicate.WalletLot, walletlot.OrderOption]{typ: ent.TypeWalletLot, tq: q}, nil
 	case *ent.WebhookAttemptQuery:
 		return &query[*ent.WebhookAttemptQuery, predicate.WebhookAttempt, webhookattempt.OrderOption]{typ: ent.TypeWebhookAttempt, tq: q}, nil
 	case *ent.WebhookDeliveryQuery:

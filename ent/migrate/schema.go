@@ -1226,6 +1226,7 @@ var (
 		{Name: "points_expiry_months", Type: field.TypeInt, Default: 12},
 		{Name: "time_zone", Type: field.TypeString, Default: "America/Sao_Paulo"},
 		{Name: "points_pending_days", Type: field.TypeInt, Default: 0},
+		{Name: "cashback_as_points", Type: field.TypeBool, Default: true},
 		{Name: "level_grace_days", Type: field.TypeInt, Default: 0},
 		{Name: "churn_refit_days", Type: field.TypeInt, Default: 7},
 		{Name: "silver_threshold", Type: field.TypeInt64, Default: 1000},
@@ -1249,7 +1250,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "tenants_tenants_sandboxes",
-				Columns:    []*schema.Column{TenantsColumns[32]},
+				Columns:    []*schema.Column{TenantsColumns[33]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -1291,6 +1292,161 @@ var (
 				Name:    "validationtoken_expires_at",
 				Unique:  false,
 				Columns: []*schema.Column{ValidationTokensColumns[4]},
+			},
+		},
+	}
+	// WalletsColumns holds the columns for the "wallets" table.
+	WalletsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"cashback"}},
+		{Name: "balance_cents", Type: field.TypeInt64, Default: 0},
+		{Name: "pending_cents", Type: field.TypeInt64, Default: 0},
+		{Name: "debt_cents", Type: field.TypeInt64, Default: 0},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "customer_id", Type: field.TypeString},
+	}
+	// WalletsTable holds the schema information for the "wallets" table.
+	WalletsTable = &schema.Table{
+		Name:       "wallets",
+		Columns:    WalletsColumns,
+		PrimaryKey: []*schema.Column{WalletsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "wallets_tenants_tenant",
+				Columns:    []*schema.Column{WalletsColumns[6]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "wallets_customers_customer",
+				Columns:    []*schema.Column{WalletsColumns[7]},
+				RefColumns: []*schema.Column{CustomersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "wallet_tenant_id_customer_id_kind",
+				Unique:  true,
+				Columns: []*schema.Column{WalletsColumns[6], WalletsColumns[7], WalletsColumns[2]},
+			},
+		},
+	}
+	// WalletEntriesColumns holds the columns for the "wallet_entries" table.
+	WalletEntriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "wallet", Type: field.TypeEnum, Enums: []string{"cashback"}},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"credit", "debit", "expiration", "reversal"}},
+		{Name: "amount_cents", Type: field.TypeInt64},
+		{Name: "balance_after_cents", Type: field.TypeInt64},
+		{Name: "debt_after_cents", Type: field.TypeInt64, Default: 0},
+		{Name: "source_kind", Type: field.TypeEnum, Enums: []string{"redemption", "order", "sale", "return", "lot"}},
+		{Name: "source_id", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "store_code", Type: field.TypeString, Size: 128, Default: ""},
+		{Name: "reason", Type: field.TypeString, Size: 500, Default: ""},
+		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "pending_until", Type: field.TypeTime, Nullable: true},
+		{Name: "customer_id", Type: field.TypeString},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// WalletEntriesTable holds the schema information for the "wallet_entries" table.
+	WalletEntriesTable = &schema.Table{
+		Name:       "wallet_entries",
+		Columns:    WalletEntriesColumns,
+		PrimaryKey: []*schema.Column{WalletEntriesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "wallet_entries_customers_wallet_entries",
+				Columns:    []*schema.Column{WalletEntriesColumns[13]},
+				RefColumns: []*schema.Column{CustomersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "wallet_entries_tenants_tenant",
+				Columns:    []*schema.Column{WalletEntriesColumns[14]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "walletentry_tenant_id_customer_id_wallet_kind_source_kind_source_id",
+				Unique:  true,
+				Columns: []*schema.Column{WalletEntriesColumns[14], WalletEntriesColumns[13], WalletEntriesColumns[2], WalletEntriesColumns[3], WalletEntriesColumns[7], WalletEntriesColumns[8]},
+			},
+			{
+				Name:    "walletentry_tenant_id_customer_id_wallet_id",
+				Unique:  false,
+				Columns: []*schema.Column{WalletEntriesColumns[14], WalletEntriesColumns[13], WalletEntriesColumns[2], WalletEntriesColumns[0]},
+			},
+			{
+				Name:    "walletentry_tenant_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{WalletEntriesColumns[14], WalletEntriesColumns[1]},
+			},
+		},
+	}
+	// WalletLotsColumns holds the columns for the "wallet_lots" table.
+	WalletLotsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "wallet", Type: field.TypeEnum, Enums: []string{"cashback"}},
+		{Name: "amount_cents", Type: field.TypeInt64},
+		{Name: "remaining_cents", Type: field.TypeInt64},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "pending_until", Type: field.TypeTime, Nullable: true},
+		{Name: "expiring_notified_at", Type: field.TypeTime, Nullable: true},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "customer_id", Type: field.TypeString},
+		{Name: "entry_id", Type: field.TypeString},
+	}
+	// WalletLotsTable holds the schema information for the "wallet_lots" table.
+	WalletLotsTable = &schema.Table{
+		Name:       "wallet_lots",
+		Columns:    WalletLotsColumns,
+		PrimaryKey: []*schema.Column{WalletLotsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "wallet_lots_tenants_tenant",
+				Columns:    []*schema.Column{WalletLotsColumns[8]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "wallet_lots_customers_customer",
+				Columns:    []*schema.Column{WalletLotsColumns[9]},
+				RefColumns: []*schema.Column{CustomersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "wallet_lots_wallet_entries_entry",
+				Columns:    []*schema.Column{WalletLotsColumns[10]},
+				RefColumns: []*schema.Column{WalletEntriesColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "walletlot_tenant_id_customer_id_wallet_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{WalletLotsColumns[8], WalletLotsColumns[9], WalletLotsColumns[2], WalletLotsColumns[5]},
+			},
+			{
+				Name:    "walletlot_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{WalletLotsColumns[5]},
+			},
+			{
+				Name:    "walletlot_pending_until",
+				Unique:  false,
+				Columns: []*schema.Column{WalletLotsColumns[6]},
+			},
+			{
+				Name:    "walletlot_entry_id",
+				Unique:  true,
+				Columns: []*schema.Column{WalletLotsColumns[10]},
 			},
 		},
 	}
@@ -1469,6 +1625,9 @@ var (
 		StoresTable,
 		TenantsTable,
 		ValidationTokensTable,
+		WalletsTable,
+		WalletEntriesTable,
+		WalletLotsTable,
 		WebhookAttemptsTable,
 		WebhookDeliveriesTable,
 		WebhookEndpointsTable,
@@ -1532,6 +1691,21 @@ func init() {
 	TenantsTable.ForeignKeys[0].RefTable = TenantsTable
 	ValidationTokensTable.ForeignKeys[0].RefTable = TenantsTable
 	ValidationTokensTable.ForeignKeys[1].RefTable = CustomersTable
+	WalletsTable.ForeignKeys[0].RefTable = TenantsTable
+	WalletsTable.ForeignKeys[1].RefTable = CustomersTable
+	WalletsTable.Annotation = &entsql.Annotation{}
+	WalletsTable.Annotation.Checks = map[string]string{
+		"wallets_cents_nonnegative": "balance_cents >= 0 AND pending_cents >= 0 AND debt_cents >= 0",
+	}
+	WalletEntriesTable.ForeignKeys[0].RefTable = CustomersTable
+	WalletEntriesTable.ForeignKeys[1].RefTable = TenantsTable
+	WalletLotsTable.ForeignKeys[0].RefTable = TenantsTable
+	WalletLotsTable.ForeignKeys[1].RefTable = CustomersTable
+	WalletLotsTable.ForeignKeys[2].RefTable = WalletEntriesTable
+	WalletLotsTable.Annotation = &entsql.Annotation{}
+	WalletLotsTable.Annotation.Checks = map[string]string{
+		"wallet_lots_remaining_within_amount": "remaining_cents >= 0 AND remaining_cents <= amount_cents",
+	}
 	WebhookAttemptsTable.ForeignKeys[0].RefTable = TenantsTable
 	WebhookAttemptsTable.ForeignKeys[1].RefTable = WebhookDeliveriesTable
 	WebhookDeliveriesTable.ForeignKeys[0].RefTable = TenantsTable

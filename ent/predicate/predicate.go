@@ -155,6 +155,15 @@ type Tenant func(*sql.Selector)
 // ValidationToken is the predicate function for validationtoken builders.
 type ValidationToken func(*sql.Selector)
 
+// Wallet is the predicate function for wallet builders.
+type Wallet func(*sql.Selector)
+
+// WalletEntry is the predicate function for walletentry builders.
+type WalletEntry func(*sql.Selector)
+
+// WalletLot is the predicate function for walletlot builders.
+type WalletLot func(*sql.Selector)
+
 // WebhookAttempt is the predicate function for webhookattempt builders.
 type WebhookAttempt func(*sql.Selector)
 

@@ -867,6 +867,78 @@ func (f ValidationTokenMutationRuleFunc) EvalMutation(ctx context.Context, m ent
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.ValidationTokenMutation", m)
 }
 
+// The WalletQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type WalletQueryRuleFunc func(context.Context, *ent.WalletQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f WalletQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WalletQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.WalletQuery", q)
+}
+
+// The WalletMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type WalletMutationRuleFunc func(context.Context, *ent.WalletMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f WalletMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.WalletMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.WalletMutation", m)
+}
+
+// The WalletEntryQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type WalletEntryQueryRuleFunc func(context.Context, *ent.WalletEntryQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f WalletEntryQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WalletEntryQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.WalletEntryQuery", q)
+}
+
+// The WalletEntryMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type WalletEntryMutationRuleFunc func(context.Context, *ent.WalletEntryMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f WalletEntryMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.WalletEntryMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.WalletEntryMutation", m)
+}
+
+// The WalletLotQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type WalletLotQueryRuleFunc func(context.Context, *ent.WalletLotQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f WalletLotQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WalletLotQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.WalletLotQuery", q)
+}
+
+// The WalletLotMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type WalletLotMutationRuleFunc func(context.Context, *ent.WalletLotMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f WalletLotMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.WalletLotMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.WalletLotMutation", m)
+}
+
 // The WebhookAttemptQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type WebhookAttemptQueryRuleFunc func(context.Context, *ent.WebhookAttemptQuery) error
@@ -1044,6 +1116,12 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.ValidationTokenQuery:
 		return q.Filter(), nil
+	case *ent.WalletQuery:
+		return q.Filter(), nil
+	case *ent.WalletEntryQuery:
+		return q.Filter(), nil
+	case *ent.WalletLotQuery:
+		return q.Filter(), nil
 	case *ent.WebhookAttemptQuery:
 		return q.Filter(), nil
 	case *ent.WebhookDeliveryQuery:
@@ -1112,6 +1190,12 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.TenantMutation:
 		return m.Filter(), nil
 	case *ent.ValidationTokenMutation:
+		return m.Filter(), nil
+	case *ent.WalletMutation:
+		return m.Filter(), nil
+	case *ent.WalletEntryMutation:
+		return m.Filter(), nil
+	case *ent.WalletLotMutation:
 		return m.Filter(), nil
 	case *ent.WebhookAttemptMutation:
 		return m.Filter(), nil

@@ -42,6 +42,9 @@ import (
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/ent/validationtoken"
+	"github.com/fideliza/fideliza/ent/wallet"
+	"github.com/fideliza/fideliza/ent/walletentry"
+	"github.com/fideliza/fideliza/ent/walletlot"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
@@ -1686,72 +1689,76 @@ func init() {
 	tenant.DefaultPointsPendingDays = tenantDescPointsPendingDays.Default.(int)
 	// tenant.PointsPendingDaysValidator is a validator for the "points_pending_days" field. It is called by the builders before save.
 	tenant.PointsPendingDaysValidator = tenantDescPointsPendingDays.Validators[0].(func(int) error)
+	// tenantDescCashbackAsPoints is the schema descriptor for cashback_as_points field.
+	tenantDescCashbackAsPoints := tenantFields[17].Descriptor()
+	// tenant.DefaultCashbackAsPoints holds the default value on creation for the cashback_as_points field.
+	tenant.DefaultCashbackAsPoints = tenantDescCashbackAsPoints.Default.(bool)
 	// tenantDescLevelGraceDays is the schema descriptor for level_grace_days field.
-	tenantDescLevelGraceDays := tenantFields[17].Descriptor()
+	tenantDescLevelGraceDays := tenantFields[18].Descriptor()
 	// tenant.DefaultLevelGraceDays holds the default value on creation for the level_grace_days field.
 	tenant.DefaultLevelGraceDays = tenantDescLevelGraceDays.Default.(int)
 	// tenant.LevelGraceDaysValidator is a validator for the "level_grace_days" field. It is called by the builders before save.
 	tenant.LevelGraceDaysValidator = tenantDescLevelGraceDays.Validators[0].(func(int) error)
 	// tenantDescChurnRefitDays is the schema descriptor for churn_refit_days field.
-	tenantDescChurnRefitDays := tenantFields[18].Descriptor()
+	tenantDescChurnRefitDays := tenantFields[19].Descriptor()
 	// tenant.DefaultChurnRefitDays holds the default value on creation for the churn_refit_days field.
 	tenant.DefaultChurnRefitDays = tenantDescChurnRefitDays.Default.(int)
 	// tenant.ChurnRefitDaysValidator is a validator for the "churn_refit_days" field. It is called by the builders before save.
 	tenant.ChurnRefitDaysValidator = tenantDescChurnRefitDays.Validators[0].(func(int) error)
 	// tenantDescSilverThreshold is the schema descriptor for silver_threshold field.
-	tenantDescSilverThreshold := tenantFields[19].Descriptor()
+	tenantDescSilverThreshold := tenantFields[20].Descriptor()
 	// tenant.DefaultSilverThreshold holds the default value on creation for the silver_threshold field.
 	tenant.DefaultSilverThreshold = tenantDescSilverThreshold.Default.(int64)
 	// tenant.SilverThresholdValidator is a validator for the "silver_threshold" field. It is called by the builders before save.
 	tenant.SilverThresholdValidator = tenantDescSilverThreshold.Validators[0].(func(int64) error)
 	// tenantDescGoldThreshold is the schema descriptor for gold_threshold field.
-	tenantDescGoldThreshold := tenantFields[20].Descriptor()
+	tenantDescGoldThreshold := tenantFields[21].Descriptor()
 	// tenant.DefaultGoldThreshold holds the default value on creation for the gold_threshold field.
 	tenant.DefaultGoldThreshold = tenantDescGoldThreshold.Default.(int64)
 	// tenant.GoldThresholdValidator is a validator for the "gold_threshold" field. It is called by the builders before save.
 	tenant.GoldThresholdValidator = tenantDescGoldThreshold.Validators[0].(func(int64) error)
 	// tenantDescDiamondThreshold is the schema descriptor for diamond_threshold field.
-	tenantDescDiamondThreshold := tenantFields[21].Descriptor()
+	tenantDescDiamondThreshold := tenantFields[22].Descriptor()
 	// tenant.DefaultDiamondThreshold holds the default value on creation for the diamond_threshold field.
 	tenant.DefaultDiamondThreshold = tenantDescDiamondThreshold.Default.(int64)
 	// tenant.DiamondThresholdValidator is a validator for the "diamond_threshold" field. It is called by the builders before save.
 	tenant.DiamondThresholdValidator = tenantDescDiamondThreshold.Validators[0].(func(int64) error)
 	// tenantDescPriceCodeBronze is the schema descriptor for price_code_bronze field.
-	tenantDescPriceCodeBronze := tenantFields[22].Descriptor()
+	tenantDescPriceCodeBronze := tenantFields[23].Descriptor()
 	// tenant.DefaultPriceCodeBronze holds the default value on creation for the price_code_bronze field.
 	tenant.DefaultPriceCodeBronze = tenantDescPriceCodeBronze.Default.(int)
 	// tenant.PriceCodeBronzeValidator is a validator for the "price_code_bronze" field. It is called by the builders before save.
 	tenant.PriceCodeBronzeValidator = tenantDescPriceCodeBronze.Validators[0].(func(int) error)
 	// tenantDescPriceCodeSilver is the schema descriptor for price_code_silver field.
-	tenantDescPriceCodeSilver := tenantFields[23].Descriptor()
+	tenantDescPriceCodeSilver := tenantFields[24].Descriptor()
 	// tenant.DefaultPriceCodeSilver holds the default value on creation for the price_code_silver field.
 	tenant.DefaultPriceCodeSilver = tenantDescPriceCodeSilver.Default.(int)
 	// tenant.PriceCodeSilverValidator is a validator for the "price_code_silver" field. It is called by the builders before save.
 	tenant.PriceCodeSilverValidator = tenantDescPriceCodeSilver.Validators[0].(func(int) error)
 	// tenantDescPriceCodeGold is the schema descriptor for price_code_gold field.
-	tenantDescPriceCodeGold := tenantFields[24].Descriptor()
+	tenantDescPriceCodeGold := tenantFields[25].Descriptor()
 	// tenant.DefaultPriceCodeGold holds the default value on creation for the price_code_gold field.
 	tenant.DefaultPriceCodeGold = tenantDescPriceCodeGold.Default.(int)
 	// tenant.PriceCodeGoldValidator is a validator for the "price_code_gold" field. It is called by the builders before save.
 	tenant.PriceCodeGoldValidator = tenantDescPriceCodeGold.Validators[0].(func(int) error)
 	// tenantDescPriceCodeDiamond is the schema descriptor for price_code_diamond field.
-	tenantDescPriceCodeDiamond := tenantFields[25].Descriptor()
+	tenantDescPriceCodeDiamond := tenantFields[26].Descriptor()
 	// tenant.DefaultPriceCodeDiamond holds the default value on creation for the price_code_diamond field.
 	tenant.DefaultPriceCodeDiamond = tenantDescPriceCodeDiamond.Default.(int)
 	// tenant.PriceCodeDiamondValidator is a validator for the "price_code_diamond" field. It is called by the builders before save.
 	tenant.PriceCodeDiamondValidator = tenantDescPriceCodeDiamond.Validators[0].(func(int) error)
 	// tenantDescCustomerCount is the schema descriptor for customer_count field.
-	tenantDescCustomerCount := tenantFields[27].Descriptor()
+	tenantDescCustomerCount := tenantFields[28].Descriptor()
 	// tenant.DefaultCustomerCount holds the default value on creation for the customer_count field.
 	tenant.DefaultCustomerCount = tenantDescCustomerCount.Default.(int64)
 	// tenantDescAuditRetentionDays is the schema descriptor for audit_retention_days field.
-	tenantDescAuditRetentionDays := tenantFields[28].Descriptor()
+	tenantDescAuditRetentionDays := tenantFields[29].Descriptor()
 	// tenant.DefaultAuditRetentionDays holds the default value on creation for the audit_retention_days field.
 	tenant.DefaultAuditRetentionDays = tenantDescAuditRetentionDays.Default.(int)
 	// tenant.AuditRetentionDaysValidator is a validator for the "audit_retention_days" field. It is called by the builders before save.
 	tenant.AuditRetentionDaysValidator = tenantDescAuditRetentionDays.Validators[0].(func(int) error)
 	// tenantDescAnonymizeInactiveYears is the schema descriptor for anonymize_inactive_years field.
-	tenantDescAnonymizeInactiveYears := tenantFields[29].Descriptor()
+	tenantDescAnonymizeInactiveYears := tenantFields[30].Descriptor()
 	// tenant.AnonymizeInactiveYearsValidator is a validator for the "anonymize_inactive_years" field. It is called by the builders before save.
 	tenant.AnonymizeInactiveYearsValidator = tenantDescAnonymizeInactiveYears.Validators[0].(func(int) error)
 	// tenantDescID is the schema descriptor for id field.
@@ -1798,6 +1805,155 @@ func init() {
 	validationtokenDescID := validationtokenFields[0].Descriptor()
 	// validationtoken.DefaultID holds the default value on creation for the id field.
 	validationtoken.DefaultID = validationtokenDescID.Default.(func() string)
+	walletMixin := schema.Wallet{}.Mixin()
+	wallet.Policy = privacy.NewPolicies(walletMixin[0], schema.Wallet{})
+	wallet.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := wallet.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	walletMixinFields0 := walletMixin[0].Fields()
+	_ = walletMixinFields0
+	walletFields := schema.Wallet{}.Fields()
+	_ = walletFields
+	// walletDescTenantID is the schema descriptor for tenant_id field.
+	walletDescTenantID := walletMixinFields0[0].Descriptor()
+	// wallet.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	wallet.TenantIDValidator = walletDescTenantID.Validators[0].(func(string) error)
+	// walletDescCreatedAt is the schema descriptor for created_at field.
+	walletDescCreatedAt := walletFields[1].Descriptor()
+	// wallet.DefaultCreatedAt holds the default value on creation for the created_at field.
+	wallet.DefaultCreatedAt = walletDescCreatedAt.Default.(func() time.Time)
+	// walletDescCustomerID is the schema descriptor for customer_id field.
+	walletDescCustomerID := walletFields[2].Descriptor()
+	// wallet.CustomerIDValidator is a validator for the "customer_id" field. It is called by the builders before save.
+	wallet.CustomerIDValidator = walletDescCustomerID.Validators[0].(func(string) error)
+	// walletDescBalanceCents is the schema descriptor for balance_cents field.
+	walletDescBalanceCents := walletFields[4].Descriptor()
+	// wallet.DefaultBalanceCents holds the default value on creation for the balance_cents field.
+	wallet.DefaultBalanceCents = walletDescBalanceCents.Default.(int64)
+	// wallet.BalanceCentsValidator is a validator for the "balance_cents" field. It is called by the builders before save.
+	wallet.BalanceCentsValidator = walletDescBalanceCents.Validators[0].(func(int64) error)
+	// walletDescPendingCents is the schema descriptor for pending_cents field.
+	walletDescPendingCents := walletFields[5].Descriptor()
+	// wallet.DefaultPendingCents holds the default value on creation for the pending_cents field.
+	wallet.DefaultPendingCents = walletDescPendingCents.Default.(int64)
+	// wallet.PendingCentsValidator is a validator for the "pending_cents" field. It is called by the builders before save.
+	wallet.PendingCentsValidator = walletDescPendingCents.Validators[0].(func(int64) error)
+	// walletDescDebtCents is the schema descriptor for debt_cents field.
+	walletDescDebtCents := walletFields[6].Descriptor()
+	// wallet.DefaultDebtCents holds the default value on creation for the debt_cents field.
+	wallet.DefaultDebtCents = walletDescDebtCents.Default.(int64)
+	// wallet.DebtCentsValidator is a validator for the "debt_cents" field. It is called by the builders before save.
+	wallet.DebtCentsValidator = walletDescDebtCents.Validators[0].(func(int64) error)
+	// walletDescID is the schema descriptor for id field.
+	walletDescID := walletFields[0].Descriptor()
+	// wallet.DefaultID holds the default value on creation for the id field.
+	wallet.DefaultID = walletDescID.Default.(func() string)
+	walletentryMixin := schema.WalletEntry{}.Mixin()
+	walletentry.Policy = privacy.NewPolicies(walletentryMixin[0], walletentryMixin[1], schema.WalletEntry{})
+	walletentry.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := walletentry.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	walletentryMixinHooks1 := walletentryMixin[1].Hooks()
+
+	walletentry.Hooks[1] = walletentryMixinHooks1[0]
+	walletentryMixinFields0 := walletentryMixin[0].Fields()
+	_ = walletentryMixinFields0
+	walletentryFields := schema.WalletEntry{}.Fields()
+	_ = walletentryFields
+	// walletentryDescTenantID is the schema descriptor for tenant_id field.
+	walletentryDescTenantID := walletentryMixinFields0[0].Descriptor()
+	// walletentry.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	walletentry.TenantIDValidator = walletentryDescTenantID.Validators[0].(func(string) error)
+	// walletentryDescCreatedAt is the schema descriptor for created_at field.
+	walletentryDescCreatedAt := walletentryFields[1].Descriptor()
+	// walletentry.DefaultCreatedAt holds the default value on creation for the created_at field.
+	walletentry.DefaultCreatedAt = walletentryDescCreatedAt.Default.(func() time.Time)
+	// walletentryDescCustomerID is the schema descriptor for customer_id field.
+	walletentryDescCustomerID := walletentryFields[2].Descriptor()
+	// walletentry.CustomerIDValidator is a validator for the "customer_id" field. It is called by the builders before save.
+	walletentry.CustomerIDValidator = walletentryDescCustomerID.Validators[0].(func(string) error)
+	// walletentryDescBalanceAfterCents is the schema descriptor for balance_after_cents field.
+	walletentryDescBalanceAfterCents := walletentryFields[6].Descriptor()
+	// walletentry.BalanceAfterCentsValidator is a validator for the "balance_after_cents" field. It is called by the builders before save.
+	walletentry.BalanceAfterCentsValidator = walletentryDescBalanceAfterCents.Validators[0].(func(int64) error)
+	// walletentryDescDebtAfterCents is the schema descriptor for debt_after_cents field.
+	walletentryDescDebtAfterCents := walletentryFields[7].Descriptor()
+	// walletentry.DefaultDebtAfterCents holds the default value on creation for the debt_after_cents field.
+	walletentry.DefaultDebtAfterCents = walletentryDescDebtAfterCents.Default.(int64)
+	// walletentry.DebtAfterCentsValidator is a validator for the "debt_after_cents" field. It is called by the builders before save.
+	walletentry.DebtAfterCentsValidator = walletentryDescDebtAfterCents.Validators[0].(func(int64) error)
+	// walletentryDescSourceID is the schema descriptor for source_id field.
+	walletentryDescSourceID := walletentryFields[9].Descriptor()
+	// walletentry.SourceIDValidator is a validator for the "source_id" field. It is called by the builders before save.
+	walletentry.SourceIDValidator = walletentryDescSourceID.Validators[0].(func(string) error)
+	// walletentryDescStoreCode is the schema descriptor for store_code field.
+	walletentryDescStoreCode := walletentryFields[10].Descriptor()
+	// walletentry.DefaultStoreCode holds the default value on creation for the store_code field.
+	walletentry.DefaultStoreCode = walletentryDescStoreCode.Default.(string)
+	// walletentry.StoreCodeValidator is a validator for the "store_code" field. It is called by the builders before save.
+	walletentry.StoreCodeValidator = walletentryDescStoreCode.Validators[0].(func(string) error)
+	// walletentryDescReason is the schema descriptor for reason field.
+	walletentryDescReason := walletentryFields[11].Descriptor()
+	// walletentry.DefaultReason holds the default value on creation for the reason field.
+	walletentry.DefaultReason = walletentryDescReason.Default.(string)
+	// walletentry.ReasonValidator is a validator for the "reason" field. It is called by the builders before save.
+	walletentry.ReasonValidator = walletentryDescReason.Validators[0].(func(string) error)
+	// walletentryDescID is the schema descriptor for id field.
+	walletentryDescID := walletentryFields[0].Descriptor()
+	// walletentry.DefaultID holds the default value on creation for the id field.
+	walletentry.DefaultID = walletentryDescID.Default.(func() string)
+	walletlotMixin := schema.WalletLot{}.Mixin()
+	walletlot.Policy = privacy.NewPolicies(walletlotMixin[0], schema.WalletLot{})
+	walletlot.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := walletlot.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	walletlotMixinFields0 := walletlotMixin[0].Fields()
+	_ = walletlotMixinFields0
+	walletlotFields := schema.WalletLot{}.Fields()
+	_ = walletlotFields
+	// walletlotDescTenantID is the schema descriptor for tenant_id field.
+	walletlotDescTenantID := walletlotMixinFields0[0].Descriptor()
+	// walletlot.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	walletlot.TenantIDValidator = walletlotDescTenantID.Validators[0].(func(string) error)
+	// walletlotDescCreatedAt is the schema descriptor for created_at field.
+	walletlotDescCreatedAt := walletlotFields[1].Descriptor()
+	// walletlot.DefaultCreatedAt holds the default value on creation for the created_at field.
+	walletlot.DefaultCreatedAt = walletlotDescCreatedAt.Default.(func() time.Time)
+	// walletlotDescCustomerID is the schema descriptor for customer_id field.
+	walletlotDescCustomerID := walletlotFields[2].Descriptor()
+	// walletlot.CustomerIDValidator is a validator for the "customer_id" field. It is called by the builders before save.
+	walletlot.CustomerIDValidator = walletlotDescCustomerID.Validators[0].(func(string) error)
+	// walletlotDescEntryID is the schema descriptor for entry_id field.
+	walletlotDescEntryID := walletlotFields[4].Descriptor()
+	// walletlot.EntryIDValidator is a validator for the "entry_id" field. It is called by the builders before save.
+	walletlot.EntryIDValidator = walletlotDescEntryID.Validators[0].(func(string) error)
+	// walletlotDescAmountCents is the schema descriptor for amount_cents field.
+	walletlotDescAmountCents := walletlotFields[5].Descriptor()
+	// walletlot.AmountCentsValidator is a validator for the "amount_cents" field. It is called by the builders before save.
+	walletlot.AmountCentsValidator = walletlotDescAmountCents.Validators[0].(func(int64) error)
+	// walletlotDescRemainingCents is the schema descriptor for remaining_cents field.
+	walletlotDescRemainingCents := walletlotFields[6].Descriptor()
+	// walletlot.RemainingCentsValidator is a validator for the "remaining_cents" field. It is called by the builders before save.
+	walletlot.RemainingCentsValidator = walletlotDescRemainingCents.Validators[0].(func(int64) error)
+	// walletlotDescID is the schema descriptor for id field.
+	walletlotDescID := walletlotFields[0].Descriptor()
+	// walletlot.DefaultID holds the default value on creation for the id field.
+	walletlot.DefaultID = walletlotDescID.Default.(func() string)
 	webhookattemptMixin := schema.WebhookAttempt{}.Mixin()
 	webhookattempt.Policy = privacy.NewPolicies(webhookattemptMixin[0], schema.WebhookAttempt{})
 	webhookattempt.Hooks[0] = func(next ent.Mutator) ent.Mutator {

@@ -122,6 +122,9 @@ func (Customer) Edges() []ent.Edge {
 		edge.To("points_entries", PointsEntry.Type).
 			Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
 			Comment("The customer's points ledger, newest last."),
+		edge.To("wallet_entries", WalletEntry.Type).
+			Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
+			Comment("The movements of the customer's money wallets (cashback in R$), newest last."),
 		edge.To("redemptions", Redemption.Type).
 			Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
 			Comment("Campaign benefits the customer redeemed."),

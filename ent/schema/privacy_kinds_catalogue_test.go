@@ -172,6 +172,9 @@ func customerAndCatalogueKinds() []kind {
 				if _, err := c.PointsEntry.Delete().Where(pointsentry.TenantID(v.TenantID)).Exec(sys); err != nil {
 					return 0, err
 				}
+				if err := deleteWallets(sys, c, v.TenantID); err != nil {
+					return 0, err
+				}
 				return c.Customer.Delete().Where(notScoreHolder).Exec(ctx)
 			},
 		},

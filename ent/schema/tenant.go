@@ -63,6 +63,8 @@ func (Tenant) Fields() []ent.Field {
 			Comment("IANA time zone of the programme: points expire at its midnights, the 12-month level window counts its days, and the dashboards' days are its days."),
 		field.Int("points_pending_days").Default(0).NonNegative().
 			Comment("Days after a sale or order before its earned points become spendable (0: at once); they are released at the local midnight that starts that day. A return inside the period takes back pending points first."),
+		field.Bool("cashback_as_points").Default(true).
+			Comment("Whether cashback campaigns credit points at points_per_real (true, the programme's behaviour before wallets) or R$ in the customer's cashback wallet (false), pending for points_pending_days and expiring after points_expiry_months."),
 		field.Int("level_grace_days").Default(0).NonNegative().
 			Comment("Days a customer keeps a level after the points earned in 12 months fall below its threshold (0: the level drops at once); a customer.level_will_downgrade event announces the drop when the grace begins."),
 		field.Int("churn_refit_days").Default(7).Positive().

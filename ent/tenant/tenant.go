@@ -52,6 +52,8 @@ const (
 	FieldTimeZone = "time_zone"
 	// FieldPointsPendingDays holds the string denoting the points_pending_days field in the database.
 	FieldPointsPendingDays = "points_pending_days"
+	// FieldCashbackAsPoints holds the string denoting the cashback_as_points field in the database.
+	FieldCashbackAsPoints = "cashback_as_points"
 	// FieldLevelGraceDays holds the string denoting the level_grace_days field in the database.
 	FieldLevelGraceDays = "level_grace_days"
 	// FieldChurnRefitDays holds the string denoting the churn_refit_days field in the database.
@@ -117,6 +119,7 @@ var Columns = []string{
 	FieldPointsExpiryMonths,
 	FieldTimeZone,
 	FieldPointsPendingDays,
+	FieldCashbackAsPoints,
 	FieldLevelGraceDays,
 	FieldChurnRefitDays,
 	FieldSilverThreshold,
@@ -185,6 +188,8 @@ var (
 	DefaultPointsPendingDays int
 	// PointsPendingDaysValidator is a validator for the "points_pending_days" field. It is called by the builders before save.
 	PointsPendingDaysValidator func(int) error
+	// DefaultCashbackAsPoints holds the default value on creation for the "cashback_as_points" field.
+	DefaultCashbackAsPoints bool
 	// DefaultLevelGraceDays holds the default value on creation for the "level_grace_days" field.
 	DefaultLevelGraceDays int
 	// LevelGraceDaysValidator is a validator for the "level_grace_days" field. It is called by the builders before save.
@@ -326,6 +331,11 @@ func ByTimeZone(opts ...sql.OrderTermOption) OrderOption {
 // ByPointsPendingDays orders the results by the points_pending_days field.
 func ByPointsPendingDays(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPointsPendingDays, opts...).ToFunc()
+}
+
+// ByCashbackAsPoints orders the results by the cashback_as_points field.
+func ByCashbackAsPoints(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCashbackAsPoints, opts...).ToFunc()
 }
 
 // ByLevelGraceDays orders the results by the level_grace_days field.

@@ -151,6 +151,11 @@ func PointsPendingDays(v int) predicate.Tenant {
 	return predicate.Tenant(sql.FieldEQ(FieldPointsPendingDays, v))
 }
 
+// CashbackAsPoints applies equality check predicate on the "cashback_as_points" field. It's identical to CashbackAsPointsEQ.
+func CashbackAsPoints(v bool) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldCashbackAsPoints, v))
+}
+
 // LevelGraceDays applies equality check predicate on the "level_grace_days" field. It's identical to LevelGraceDaysEQ.
 func LevelGraceDays(v int) predicate.Tenant {
 	return predicate.Tenant(sql.FieldEQ(FieldLevelGraceDays, v))
@@ -914,6 +919,16 @@ func PointsPendingDaysLT(v int) predicate.Tenant {
 // PointsPendingDaysLTE applies the LTE predicate on the "points_pending_days" field.
 func PointsPendingDaysLTE(v int) predicate.Tenant {
 	return predicate.Tenant(sql.FieldLTE(FieldPointsPendingDays, v))
+}
+
+// CashbackAsPointsEQ applies the EQ predicate on the "cashback_as_points" field.
+func CashbackAsPointsEQ(v bool) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldCashbackAsPoints, v))
+}
+
+// CashbackAsPointsNEQ applies the NEQ predicate on the "cashback_as_points" field.
+func CashbackAsPointsNEQ(v bool) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNEQ(FieldCashbackAsPoints, v))
 }
 
 // LevelGraceDaysEQ applies the EQ predicate on the "level_grace_days" field.

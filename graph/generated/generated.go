@@ -26,6 +26,7 @@ import (
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/salereturn"
+	"github.com/fideliza/fideliza/ent/walletentry"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/graph/scalar"
 	"github.com/shopspring/decimal"
@@ -50,6 +51,7 @@ type ResolverRoot interface {
 	Query() QueryResolver
 	Sale() SaleResolver
 	Subscription() SubscriptionResolver
+	WalletEntry() WalletEntryResolver
 }
 
 type DirectiveRoot struct {
@@ -304,6 +306,8 @@ type ComplexityRoot struct {
 		Segments                 func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
 		TenantID                 func(childComplexity int) int
 		UpdatedAt                func(childComplexity int) int
+		WalletEntries            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WalletEntryOrder, where *ent.WalletEntryWhereInput) int
+		Wallets                  func(childComplexity int) int
 	}
 
 	CustomerConnection struct {
@@ -355,6 +359,15 @@ type ComplexityRoot struct {
 		Risk                 func(childComplexity int) int
 		ScoredAt             func(childComplexity int) int
 		TenantID             func(childComplexity int) int
+	}
+
+	CustomerWallet struct {
+		Balance         func(childComplexity int) int
+		Debt            func(childComplexity int) int
+		ExpiringSoonest func(childComplexity int) int
+		Pending         func(childComplexity int) int
+		Spendable       func(childComplexity int) int
+		Unit            func(childComplexity int) int
 	}
 
 	DayPoints struct {
@@ -824,6 +837,7 @@ type ComplexityRoot struct {
 		Active                     func(childComplexity int) int
 		AnonymizeInactiveYears     func(childComplexity int) int
 		AuditRetentionDays         func(childComplexity int) int
+		CashbackAsPoints           func(childComplexity int) int
 		ChurnRefitDays             func(childComplexity int) int
 		CorsOrigins                func(childComplexity int) int
 		CreatedAt                  func(childComplexity int) int
@@ -872,6 +886,41 @@ type ComplexityRoot struct {
 		Customer func(childComplexity int) int
 		Sales    func(childComplexity int) int
 		Spend    func(childComplexity int) int
+	}
+
+	WalletEntry struct {
+		Amount       func(childComplexity int) int
+		BalanceAfter func(childComplexity int) int
+		CreatedAt    func(childComplexity int) int
+		Customer     func(childComplexity int) int
+		CustomerID   func(childComplexity int) int
+		DebtAfter    func(childComplexity int) int
+		ExpiresAt    func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Kind         func(childComplexity int) int
+		PendingUntil func(childComplexity int) int
+		Reason       func(childComplexity int) int
+		SourceID     func(childComplexity int) int
+		SourceKind   func(childComplexity int) int
+		StoreCode    func(childComplexity int) int
+		TenantID     func(childComplexity int) int
+		Wallet       func(childComplexity int) int
+	}
+
+	WalletEntryConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	WalletEntryEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	WalletExpiry struct {
+		Amount    func(childComplexity int) int
+		ExpiresAt func(childComplexity int) int
 	}
 
 	WebhookAttempt struct {
@@ -960,6 +1009,7 @@ type CampaignResolver interface {
 type CustomerResolver interface {
 	PosStatus(ctx context.Context, obj *ent.Customer) (string, error)
 	DocumentMasked(ctx context.Context, obj *ent.Customer) (string, error)
+	Wallets(ctx context.Context, obj *ent.Customer) ([]*CustomerWallet, error)
 }
 type CustomerImportResolver interface {
 	Problems(ctx context.Context, obj *ent.CustomerImport, first *int) ([]*ent.CustomerImportProblem, error)
@@ -1038,6 +1088,11 @@ type SubscriptionResolver interface {
 	CustomerLevelChanges(ctx context.Context) (<-chan *ent.Event, error)
 	Redemptions(ctx context.Context) (<-chan *ent.Event, error)
 	ImportProgress(ctx context.Context, id string) (<-chan *ent.Event, error)
+}
+type WalletEntryResolver interface {
+	Amount(ctx context.Context, obj *ent.WalletEntry) (*decimal.Decimal, error)
+	BalanceAfter(ctx context.Context, obj *ent.WalletEntry) (*decimal.Decimal, error)
+	DebtAfter(ctx context.Context, obj *ent.WalletEntry) (*decimal.Decimal, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -2177,6 +2232,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.UpdatedAt(childComplexity), true
+	case "Customer.walletEntries":
+		if e.ComplexityRoot.Customer.WalletEntries == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_walletEntries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.WalletEntries(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.WalletEntryOrder), args["where"].(*ent.WalletEntryWhereInput)), true
+	case "Customer.wallets":
+		if e.ComplexityRoot.Customer.Wallets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Customer.Wallets(childComplexity), true
 
 	case "CustomerConnection.edges":
 		if e.ComplexityRoot.CustomerConnection.Edges == nil {
@@ -2403,6 +2475,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CustomerScore.TenantID(childComplexity), true
+
+	case "CustomerWallet.balance":
+		if e.ComplexityRoot.CustomerWallet.Balance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerWallet.Balance(childComplexity), true
+	case "CustomerWallet.debt":
+		if e.ComplexityRoot.CustomerWallet.Debt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerWallet.Debt(childComplexity), true
+	case "CustomerWallet.expiringSoonest":
+		if e.ComplexityRoot.CustomerWallet.ExpiringSoonest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerWallet.ExpiringSoonest(childComplexity), true
+	case "CustomerWallet.pending":
+		if e.ComplexityRoot.CustomerWallet.Pending == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerWallet.Pending(childComplexity), true
+	case "CustomerWallet.spendable":
+		if e.ComplexityRoot.CustomerWallet.Spendable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerWallet.Spendable(childComplexity), true
+	case "CustomerWallet.unit":
+		if e.ComplexityRoot.CustomerWallet.Unit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerWallet.Unit(childComplexity), true
 
 	case "DayPoints.day":
 		if e.ComplexityRoot.DayPoints.Day == nil {
@@ -4678,6 +4787,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tenant.AuditRetentionDays(childComplexity), true
+	case "Tenant.cashbackAsPoints":
+		if e.ComplexityRoot.Tenant.CashbackAsPoints == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.CashbackAsPoints(childComplexity), true
 	case "Tenant.churnRefitDays":
 		if e.ComplexityRoot.Tenant.ChurnRefitDays == nil {
 			break
@@ -4915,6 +5030,148 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TopCustomer.Spend(childComplexity), true
+
+	case "WalletEntry.amount":
+		if e.ComplexityRoot.WalletEntry.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntry.Amount(childComplexity), true
+	case "WalletEntry.balanceAfter":
+		if e.ComplexityRoot.WalletEntry.BalanceAfter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntry.BalanceAfter(childComplexity), true
+	case "WalletEntry.createdAt":
+		if e.ComplexityRoot.WalletEntry.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntry.CreatedAt(childComplexity), true
+	case "WalletEntry.customer":
+		if e.ComplexityRoot.WalletEntry.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntry.Customer(childComplexity), true
+	case "WalletEntry.customerID":
+		if e.ComplexityRoot.WalletEntry.CustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntry.CustomerID(childComplexity), true
+	case "WalletEntry.debtAfter":
+		if e.ComplexityRoot.WalletEntry.DebtAfter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntry.DebtAfter(childComplexity), true
+	case "WalletEntry.expiresAt":
+		if e.ComplexityRoot.WalletEntry.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntry.ExpiresAt(childComplexity), true
+	case "WalletEntry.id":
+		if e.ComplexityRoot.WalletEntry.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntry.ID(childComplexity), true
+	case "WalletEntry.kind":
+		if e.ComplexityRoot.WalletEntry.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntry.Kind(childComplexity), true
+	case "WalletEntry.pendingUntil":
+		if e.ComplexityRoot.WalletEntry.PendingUntil == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntry.PendingUntil(childComplexity), true
+	case "WalletEntry.reason":
+		if e.ComplexityRoot.WalletEntry.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntry.Reason(childComplexity), true
+	case "WalletEntry.sourceID":
+		if e.ComplexityRoot.WalletEntry.SourceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntry.SourceID(childComplexity), true
+	case "WalletEntry.sourceKind":
+		if e.ComplexityRoot.WalletEntry.SourceKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntry.SourceKind(childComplexity), true
+	case "WalletEntry.storeCode":
+		if e.ComplexityRoot.WalletEntry.StoreCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntry.StoreCode(childComplexity), true
+	case "WalletEntry.tenantID":
+		if e.ComplexityRoot.WalletEntry.TenantID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntry.TenantID(childComplexity), true
+	case "WalletEntry.wallet":
+		if e.ComplexityRoot.WalletEntry.Wallet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntry.Wallet(childComplexity), true
+
+	case "WalletEntryConnection.edges":
+		if e.ComplexityRoot.WalletEntryConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntryConnection.Edges(childComplexity), true
+	case "WalletEntryConnection.pageInfo":
+		if e.ComplexityRoot.WalletEntryConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntryConnection.PageInfo(childComplexity), true
+	case "WalletEntryConnection.totalCount":
+		if e.ComplexityRoot.WalletEntryConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntryConnection.TotalCount(childComplexity), true
+
+	case "WalletEntryEdge.cursor":
+		if e.ComplexityRoot.WalletEntryEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntryEdge.Cursor(childComplexity), true
+	case "WalletEntryEdge.node":
+		if e.ComplexityRoot.WalletEntryEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletEntryEdge.Node(childComplexity), true
+
+	case "WalletExpiry.amount":
+		if e.ComplexityRoot.WalletExpiry.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletExpiry.Amount(childComplexity), true
+	case "WalletExpiry.expiresAt":
+		if e.ComplexityRoot.WalletExpiry.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WalletExpiry.ExpiresAt(childComplexity), true
 
 	case "WebhookAttempt.attemptedAt":
 		if e.ComplexityRoot.WebhookAttempt.AttemptedAt == nil {
@@ -5276,6 +5533,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputUpdateStoreInput,
 		ec.unmarshalInputUpdateWebhookEndpointInput,
 		ec.unmarshalInputValidateCartInput,
+		ec.unmarshalInputWalletEntryOrder,
+		ec.unmarshalInputWalletEntryWhereInput,
 		ec.unmarshalInputWebhookAttemptWhereInput,
 		ec.unmarshalInputWebhookDeliveryOrder,
 		ec.unmarshalInputWebhookDeliveryWhereInput,
@@ -5491,6 +5750,8 @@ input TenantSettingsInput {
   pointsPendingDays: Int
   "Days a customer keeps a level after the points earned in 12 months fall below its threshold, 0 (drops at once) to 365; customer.level_will_downgrade announces the drop."
   levelGraceDays: Int
+  "Whether cashback campaigns credit points at pointsPerReal (true, the default) or R$ to the customer's cashback wallet (false), pending for pointsPendingDays and expiring after pointsExpiryMonths; applies to cashback credited from the change on."
+  cashbackAsPoints: Boolean
   "Value in R$ of one point spent as money at the till or at checkout, above 0 and at most 1000 (0.01: 100 points pay R$ 1.00), exact: it may be a fraction of a cent (0.005)."
   pointsValue: Decimal
   "The fewest points a customer may spend at once, 0 (any) to 1000000."
@@ -8017,6 +8278,40 @@ type Customer implements Node {
     where: PointsEntryWhereInput
   ): PointsEntryConnection!
   """
+  The movements of the customer's money wallets (cashback in R$), newest last.
+  """
+  walletEntries(
+    """
+    Returns the elements in the list that come after the specified cursor.
+    """
+    after: Cursor
+
+    """
+    Returns the first _n_ elements from the list.
+    """
+    first: Int
+
+    """
+    Returns the elements in the list that come before the specified cursor.
+    """
+    before: Cursor
+
+    """
+    Returns the last _n_ elements from the list.
+    """
+    last: Int
+
+    """
+    Ordering options for WalletEntries returned from the connection.
+    """
+    orderBy: WalletEntryOrder
+
+    """
+    Filtering options for WalletEntries returned from the connection.
+    """
+    where: WalletEntryWhereInput
+  ): WalletEntryConnection!
+  """
   Campaign benefits the customer redeemed.
   """
   redemptions(
@@ -8854,6 +9149,11 @@ input CustomerWhereInput {
   """
   hasPointsEntries: Boolean
   hasPointsEntriesWith: [PointsEntryWhereInput!]
+  """
+  wallet_entries edge predicates
+  """
+  hasWalletEntries: Boolean
+  hasWalletEntriesWith: [WalletEntryWhereInput!]
   """
   redemptions edge predicates
   """
@@ -12348,6 +12648,10 @@ type Tenant implements Node {
   """
   pointsPendingDays: Int!
   """
+  Whether cashback campaigns credit points at points_per_real (true, the programme's behaviour before wallets) or R$ in the customer's cashback wallet (false), pending for points_pending_days and expiring after points_expiry_months.
+  """
+  cashbackAsPoints: Boolean!
+  """
   Days a customer keeps a level after the points earned in 12 months fall below its threshold (0: the level drops at once); a customer.level_will_downgrade event announces the drop when the grace begins.
   """
   levelGraceDays: Int!
@@ -12670,6 +12974,11 @@ input TenantWhereInput {
   pointsPendingDaysLT: Int
   pointsPendingDaysLTE: Int
   """
+  cashback_as_points field predicates
+  """
+  cashbackAsPoints: Boolean
+  cashbackAsPointsNEQ: Boolean
+  """
   level_grace_days field predicates
   """
   levelGraceDays: Int
@@ -12820,6 +13129,304 @@ input TenantWhereInput {
   """
   hasSandboxes: Boolean
   hasSandboxesWith: [TenantWhereInput!]
+}
+"""
+One movement of a customer's money wallet (cashback in R$): a credit, a debit, an expiry or a reversal. Entries are never changed.
+"""
+type WalletEntry implements Node {
+  """
+  The entry's id, such as wtx_01J….
+  """
+  id: ID!
+  """
+  The tenant that owns the record.
+  """
+  tenantID: ID!
+  """
+  When the entry was written (UTC).
+  """
+  createdAt: Time!
+  """
+  Id of the customer whose wallet moved.
+  """
+  customerID: ID!
+  """
+  The wallet that moved: cashback.
+  """
+  wallet: WalletEntryWallet!
+  """
+  credit: a cashback credited; debit: spent; expiration: a lot expired; reversal: a credit undone, taken from the balance and, when spent, owed as a debt.
+  """
+  kind: WalletEntryKind!
+  """
+  What caused the entry; with source_id, a source moves a wallet once per kind.
+  """
+  sourceKind: WalletEntrySourceKind!
+  """
+  The id of the redemption, order, sale, return or lot behind the entry.
+  """
+  sourceID: String
+  """
+  The store the movement happened at, when there is one.
+  """
+  storeCode: String!
+  """
+  Why, in words: the campaign's name.
+  """
+  reason: String!
+  """
+  When the cents of a credit expire.
+  """
+  expiresAt: Time
+  """
+  Until when the cents of a credit are pending, when they wait out a pending period.
+  """
+  pendingUntil: Time
+  """
+  The customer whose wallet moved.
+  """
+  customer: Customer!
+}
+"""
+A connection to a list of items.
+"""
+type WalletEntryConnection {
+  """
+  A list of edges.
+  """
+  edges: [WalletEntryEdge]
+  """
+  Information to aid in pagination.
+  """
+  pageInfo: PageInfo!
+  """
+  Identifies the total count of items in the connection.
+  """
+  totalCount: Int!
+}
+"""
+An edge in a connection.
+"""
+type WalletEntryEdge {
+  """
+  The item at the end of the edge.
+  """
+  node: WalletEntry
+  """
+  A cursor for use in pagination.
+  """
+  cursor: Cursor!
+}
+"""
+WalletEntryKind is enum for the field kind
+"""
+enum WalletEntryKind @goModel(model: "github.com/fideliza/fideliza/ent/walletentry.Kind") {
+  credit
+  debit
+  expiration
+  reversal
+}
+"""
+Ordering options for WalletEntry connections
+"""
+input WalletEntryOrder {
+  """
+  The ordering direction.
+  """
+  direction: OrderDirection! = ASC
+  """
+  The field by which to order WalletEntries.
+  """
+  field: WalletEntryOrderField!
+}
+"""
+Properties by which WalletEntry connections can be ordered.
+"""
+enum WalletEntryOrderField {
+  CREATED_AT
+}
+"""
+WalletEntrySourceKind is enum for the field source_kind
+"""
+enum WalletEntrySourceKind @goModel(model: "github.com/fideliza/fideliza/ent/walletentry.SourceKind") {
+  redemption
+  order
+  sale
+  return
+  lot
+}
+"""
+WalletEntryWallet is enum for the field wallet
+"""
+enum WalletEntryWallet @goModel(model: "github.com/fideliza/fideliza/ent/walletentry.Wallet") {
+  cashback
+}
+"""
+WalletEntryWhereInput is used for filtering WalletEntry objects.
+Input was generated by ent.
+"""
+input WalletEntryWhereInput {
+  not: WalletEntryWhereInput
+  and: [WalletEntryWhereInput!]
+  or: [WalletEntryWhereInput!]
+  """
+  id field predicates
+  """
+  id: ID
+  idNEQ: ID
+  idIn: [ID!]
+  idNotIn: [ID!]
+  idGT: ID
+  idGTE: ID
+  idLT: ID
+  idLTE: ID
+  idEqualFold: ID
+  idContainsFold: ID
+  """
+  tenant_id field predicates
+  """
+  tenantID: ID
+  tenantIDNEQ: ID
+  tenantIDIn: [ID!]
+  tenantIDNotIn: [ID!]
+  tenantIDGT: ID
+  tenantIDGTE: ID
+  tenantIDLT: ID
+  tenantIDLTE: ID
+  tenantIDContains: ID
+  tenantIDHasPrefix: ID
+  tenantIDHasSuffix: ID
+  tenantIDEqualFold: ID
+  tenantIDContainsFold: ID
+  """
+  created_at field predicates
+  """
+  createdAt: Time
+  createdAtNEQ: Time
+  createdAtIn: [Time!]
+  createdAtNotIn: [Time!]
+  createdAtGT: Time
+  createdAtGTE: Time
+  createdAtLT: Time
+  createdAtLTE: Time
+  """
+  customer_id field predicates
+  """
+  customerID: ID
+  customerIDNEQ: ID
+  customerIDIn: [ID!]
+  customerIDNotIn: [ID!]
+  customerIDGT: ID
+  customerIDGTE: ID
+  customerIDLT: ID
+  customerIDLTE: ID
+  customerIDContains: ID
+  customerIDHasPrefix: ID
+  customerIDHasSuffix: ID
+  customerIDEqualFold: ID
+  customerIDContainsFold: ID
+  """
+  wallet field predicates
+  """
+  wallet: WalletEntryWallet
+  walletNEQ: WalletEntryWallet
+  walletIn: [WalletEntryWallet!]
+  walletNotIn: [WalletEntryWallet!]
+  """
+  kind field predicates
+  """
+  kind: WalletEntryKind
+  kindNEQ: WalletEntryKind
+  kindIn: [WalletEntryKind!]
+  kindNotIn: [WalletEntryKind!]
+  """
+  source_kind field predicates
+  """
+  sourceKind: WalletEntrySourceKind
+  sourceKindNEQ: WalletEntrySourceKind
+  sourceKindIn: [WalletEntrySourceKind!]
+  sourceKindNotIn: [WalletEntrySourceKind!]
+  """
+  source_id field predicates
+  """
+  sourceID: String
+  sourceIDNEQ: String
+  sourceIDIn: [String!]
+  sourceIDNotIn: [String!]
+  sourceIDGT: String
+  sourceIDGTE: String
+  sourceIDLT: String
+  sourceIDLTE: String
+  sourceIDContains: String
+  sourceIDHasPrefix: String
+  sourceIDHasSuffix: String
+  sourceIDIsNil: Boolean
+  sourceIDNotNil: Boolean
+  sourceIDEqualFold: String
+  sourceIDContainsFold: String
+  """
+  store_code field predicates
+  """
+  storeCode: String
+  storeCodeNEQ: String
+  storeCodeIn: [String!]
+  storeCodeNotIn: [String!]
+  storeCodeGT: String
+  storeCodeGTE: String
+  storeCodeLT: String
+  storeCodeLTE: String
+  storeCodeContains: String
+  storeCodeHasPrefix: String
+  storeCodeHasSuffix: String
+  storeCodeEqualFold: String
+  storeCodeContainsFold: String
+  """
+  reason field predicates
+  """
+  reason: String
+  reasonNEQ: String
+  reasonIn: [String!]
+  reasonNotIn: [String!]
+  reasonGT: String
+  reasonGTE: String
+  reasonLT: String
+  reasonLTE: String
+  reasonContains: String
+  reasonHasPrefix: String
+  reasonHasSuffix: String
+  reasonEqualFold: String
+  reasonContainsFold: String
+  """
+  expires_at field predicates
+  """
+  expiresAt: Time
+  expiresAtNEQ: Time
+  expiresAtIn: [Time!]
+  expiresAtNotIn: [Time!]
+  expiresAtGT: Time
+  expiresAtGTE: Time
+  expiresAtLT: Time
+  expiresAtLTE: Time
+  expiresAtIsNil: Boolean
+  expiresAtNotNil: Boolean
+  """
+  pending_until field predicates
+  """
+  pendingUntil: Time
+  pendingUntilNEQ: Time
+  pendingUntilIn: [Time!]
+  pendingUntilNotIn: [Time!]
+  pendingUntilGT: Time
+  pendingUntilGTE: Time
+  pendingUntilLT: Time
+  pendingUntilLTE: Time
+  pendingUntilIsNil: Boolean
+  pendingUntilNotNil: Boolean
+  """
+  customer edge predicates
+  """
+  hasCustomer: Boolean
+  hasCustomerWith: [CustomerWhereInput!]
 }
 """
 One HTTP request of a webhook delivery.
@@ -13835,6 +14442,52 @@ type Subscription {
   importProgress("The import's imp_… id." id: ID!): Event!
 }
 `, BuiltIn: false},
+	{Name: "../../schema/wallets.graphql", Input: `extend type Customer {
+  """
+  The customer's money wallets, one per unit (cashback in R$ today), each with its balance, pending, spendable and
+  soonest expiry; a wallet never moved reads zero. Points keep pointsBalance and pointsEntries. Needs loyalty:read.
+  """
+  wallets: [CustomerWallet!]!
+}
+
+extend type WalletEntry {
+  "Signed change of the wallet in R$: positive for a credit, negative for a debit, an expiry or a reversal."
+  amount: Money!
+  "The wallet's spendable balance right after this entry, in R$."
+  balanceAfter: Money!
+  "What the wallet owed right after this entry, in R$: cashback reversed after it was spent, settled by the next credits."
+  debtAfter: Money!
+}
+
+"""
+One money wallet of a customer, in R$, with the points ledger's rules: credits wait out the programme's pending
+period, then are spendable until they expire; the oldest expiring are spent first.
+"""
+type CustomerWallet {
+  "Which wallet: cashback (R$ credited by cashback campaigns)."
+  unit: WalletEntryWallet!
+  "Released and not expired."
+  balance: Money!
+  "Credited but still in the pending period."
+  pending: Money!
+  "What a payment may take now: the balance less what is past its expiry, nothing while a debt is open."
+  spendable: Money!
+  "Cashback reversed after it was spent, settled by the next credits."
+  debt: Money!
+  "The soonest expiry of the wallet's R$, pending or not; null when it holds none."
+  expiringSoonest: WalletExpiry
+}
+
+"""
+The R$ of a wallet that expire at one instant.
+"""
+type WalletExpiry {
+  "R$ expiring then."
+  amount: Money!
+  "When they expire (the programme's midnight)."
+  expiresAt: Time!
+}
+`, BuiltIn: false},
 	{Name: "../../schema/webhooks.graphql", Input: `"""
 A webhook endpoint with its signing secret. The secret appears only in the
 answers of creation and rotation: store it now.
@@ -14378,6 +15031,8 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_segments(ctx, field)
 	case "pointsEntries":
 		return ec.fieldContext_Customer_pointsEntries(ctx, field)
+	case "walletEntries":
+		return ec.fieldContext_Customer_walletEntries(ctx, field)
 	case "redemptions":
 		return ec.fieldContext_Customer_redemptions(ctx, field)
 	case "sales":
@@ -14390,6 +15045,8 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_posStatus(ctx, field)
 	case "documentMasked":
 		return ec.fieldContext_Customer_documentMasked(ctx, field)
+	case "wallets":
+		return ec.fieldContext_Customer_wallets(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Customer", field.Name)
 }
@@ -14494,6 +15151,24 @@ func (ec *executionContext) childFields_CustomerScore(ctx context.Context, field
 		return ec.fieldContext_CustomerScore_customer(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CustomerScore", field.Name)
+}
+
+func (ec *executionContext) childFields_CustomerWallet(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "unit":
+		return ec.fieldContext_CustomerWallet_unit(ctx, field)
+	case "balance":
+		return ec.fieldContext_CustomerWallet_balance(ctx, field)
+	case "pending":
+		return ec.fieldContext_CustomerWallet_pending(ctx, field)
+	case "spendable":
+		return ec.fieldContext_CustomerWallet_spendable(ctx, field)
+	case "debt":
+		return ec.fieldContext_CustomerWallet_debt(ctx, field)
+	case "expiringSoonest":
+		return ec.fieldContext_CustomerWallet_expiringSoonest(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CustomerWallet", field.Name)
 }
 
 func (ec *executionContext) childFields_DayPoints(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -15300,6 +15975,8 @@ func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphq
 		return ec.fieldContext_Tenant_timeZone(ctx, field)
 	case "pointsPendingDays":
 		return ec.fieldContext_Tenant_pointsPendingDays(ctx, field)
+	case "cashbackAsPoints":
+		return ec.fieldContext_Tenant_cashbackAsPoints(ctx, field)
 	case "levelGraceDays":
 		return ec.fieldContext_Tenant_levelGraceDays(ctx, field)
 	case "churnRefitDays":
@@ -15366,6 +16043,76 @@ func (ec *executionContext) childFields_TopCustomer(ctx context.Context, field g
 		return ec.fieldContext_TopCustomer_sales(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TopCustomer", field.Name)
+}
+
+func (ec *executionContext) childFields_WalletEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_WalletEntry_id(ctx, field)
+	case "tenantID":
+		return ec.fieldContext_WalletEntry_tenantID(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_WalletEntry_createdAt(ctx, field)
+	case "customerID":
+		return ec.fieldContext_WalletEntry_customerID(ctx, field)
+	case "wallet":
+		return ec.fieldContext_WalletEntry_wallet(ctx, field)
+	case "kind":
+		return ec.fieldContext_WalletEntry_kind(ctx, field)
+	case "sourceKind":
+		return ec.fieldContext_WalletEntry_sourceKind(ctx, field)
+	case "sourceID":
+		return ec.fieldContext_WalletEntry_sourceID(ctx, field)
+	case "storeCode":
+		return ec.fieldContext_WalletEntry_storeCode(ctx, field)
+	case "reason":
+		return ec.fieldContext_WalletEntry_reason(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_WalletEntry_expiresAt(ctx, field)
+	case "pendingUntil":
+		return ec.fieldContext_WalletEntry_pendingUntil(ctx, field)
+	case "customer":
+		return ec.fieldContext_WalletEntry_customer(ctx, field)
+	case "amount":
+		return ec.fieldContext_WalletEntry_amount(ctx, field)
+	case "balanceAfter":
+		return ec.fieldContext_WalletEntry_balanceAfter(ctx, field)
+	case "debtAfter":
+		return ec.fieldContext_WalletEntry_debtAfter(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WalletEntry", field.Name)
+}
+
+func (ec *executionContext) childFields_WalletEntryConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_WalletEntryConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_WalletEntryConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_WalletEntryConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WalletEntryConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_WalletEntryEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_WalletEntryEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_WalletEntryEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WalletEntryEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_WalletExpiry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "amount":
+		return ec.fieldContext_WalletExpiry_amount(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_WalletExpiry_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WalletExpiry", field.Name)
 }
 
 func (ec *executionContext) childFields_WebhookAttempt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -16046,6 +16793,60 @@ func (ec *executionContext) field_Customer_segments_args(ctx context.Context, ra
 	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
 		func(ctx context.Context, v any) (*ent.SegmentWhereInput, error) {
 			return ec.unmarshalOSegmentWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSegmentWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Customer_walletEntries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.WalletEntryOrder, error) {
+			return ec.unmarshalOWalletEntryOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.WalletEntryWhereInput, error) {
+			return ec.unmarshalOWalletEntryWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryWhereInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -22163,6 +22964,50 @@ func (ec *executionContext) fieldContext_Customer_pointsEntries(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Customer_walletEntries(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_walletEntries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return obj.WalletEntries(ctx, fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[string]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.WalletEntryOrder), fc.Args["where"].(*ent.WalletEntryWhereInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.WalletEntryConnection) graphql.Marshaler {
+			return ec.marshalNWalletEntryConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Customer_walletEntries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Customer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WalletEntryConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Customer_walletEntries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Customer_redemptions(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22371,6 +23216,38 @@ func (ec *executionContext) _Customer_documentMasked(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_Customer_documentMasked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Customer", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Customer_wallets(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_wallets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Customer().Wallets(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*CustomerWallet) graphql.Marshaler {
+			return ec.marshalNCustomerWallet2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCustomerWalletᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Customer_wallets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Customer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CustomerWallet(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _CustomerConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerConnection) (ret graphql.Marshaler) {
@@ -23253,6 +24130,153 @@ func (ec *executionContext) fieldContext_CustomerScore_customer(_ context.Contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Customer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CustomerWallet_unit(ctx context.Context, field graphql.CollectedField, obj *CustomerWallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerWallet_unit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v walletentry.Wallet) graphql.Marshaler {
+			return ec.marshalNWalletEntryWallet2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐWallet(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerWallet_unit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerWallet", field, false, false, errors.New("field of type WalletEntryWallet does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerWallet_balance(ctx context.Context, field graphql.CollectedField, obj *CustomerWallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerWallet_balance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Balance, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerWallet_balance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerWallet", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerWallet_pending(ctx context.Context, field graphql.CollectedField, obj *CustomerWallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerWallet_pending(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pending, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerWallet_pending(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerWallet", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerWallet_spendable(ctx context.Context, field graphql.CollectedField, obj *CustomerWallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerWallet_spendable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Spendable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerWallet_spendable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerWallet", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerWallet_debt(ctx context.Context, field graphql.CollectedField, obj *CustomerWallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerWallet_debt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Debt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerWallet_debt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerWallet", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerWallet_expiringSoonest(ctx context.Context, field graphql.CollectedField, obj *CustomerWallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerWallet_expiringSoonest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiringSoonest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *WalletExpiry) graphql.Marshaler {
+			return ec.marshalOWalletExpiry2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐWalletExpiry(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerWallet_expiringSoonest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CustomerWallet",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WalletExpiry(ctx, field)
 		},
 	}
 	return fc, nil
@@ -32836,6 +33860,29 @@ func (ec *executionContext) fieldContext_Tenant_pointsPendingDays(_ context.Cont
 	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _Tenant_cashbackAsPoints(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_cashbackAsPoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CashbackAsPoints, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_cashbackAsPoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Tenant_levelGraceDays(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -33417,6 +34464,571 @@ func (ec *executionContext) _TopCustomer_sales(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_TopCustomer_sales(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TopCustomer", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WalletEntry_id(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntry_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntry_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletEntry", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _WalletEntry_tenantID(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntry_tenantID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TenantID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntry_tenantID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletEntry", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _WalletEntry_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntry_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntry_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletEntry", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WalletEntry_customerID(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntry_customerID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CustomerID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntry_customerID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletEntry", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _WalletEntry_wallet(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntry_wallet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Wallet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v walletentry.Wallet) graphql.Marshaler {
+			return ec.marshalNWalletEntryWallet2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐWallet(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntry_wallet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletEntry", field, false, false, errors.New("field of type WalletEntryWallet does not have child fields"))
+}
+
+func (ec *executionContext) _WalletEntry_kind(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntry_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v walletentry.Kind) graphql.Marshaler {
+			return ec.marshalNWalletEntryKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntry_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletEntry", field, false, false, errors.New("field of type WalletEntryKind does not have child fields"))
+}
+
+func (ec *executionContext) _WalletEntry_sourceKind(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntry_sourceKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceKind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v walletentry.SourceKind) graphql.Marshaler {
+			return ec.marshalNWalletEntrySourceKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐSourceKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntry_sourceKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletEntry", field, false, false, errors.New("field of type WalletEntrySourceKind does not have child fields"))
+}
+
+func (ec *executionContext) _WalletEntry_sourceID(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntry_sourceID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntry_sourceID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WalletEntry_storeCode(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntry_storeCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StoreCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntry_storeCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WalletEntry_reason(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntry_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntry_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WalletEntry_expiresAt(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntry_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntry_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletEntry", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WalletEntry_pendingUntil(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntry_pendingUntil(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PendingUntil, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntry_pendingUntil(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletEntry", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WalletEntry_customer(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntry_customer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Customer(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Customer) graphql.Marshaler {
+			return ec.marshalNCustomer2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntry_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WalletEntry",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Customer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WalletEntry_amount(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntry_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WalletEntry().Amount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntry_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletEntry", field, true, true, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _WalletEntry_balanceAfter(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntry_balanceAfter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WalletEntry().BalanceAfter(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntry_balanceAfter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletEntry", field, true, true, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _WalletEntry_debtAfter(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntry_debtAfter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WalletEntry().DebtAfter(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntry_debtAfter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletEntry", field, true, true, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _WalletEntryConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntryConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.WalletEntryEdge) graphql.Marshaler {
+			return ec.marshalOWalletEntryEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntryConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WalletEntryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WalletEntryEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WalletEntryConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntryConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntryConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WalletEntryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WalletEntryConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntryConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntryConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletEntryConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WalletEntryEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntryEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.WalletEntry) graphql.Marshaler {
+			return ec.marshalOWalletEntry2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntry(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntryEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WalletEntryEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WalletEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WalletEntryEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.WalletEntryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletEntryEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletEntryEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletEntryEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _WalletExpiry_amount(ctx context.Context, field graphql.CollectedField, obj *WalletExpiry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletExpiry_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletExpiry_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletExpiry", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _WalletExpiry_expiresAt(ctx context.Context, field graphql.CollectedField, obj *WalletExpiry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WalletExpiry_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WalletExpiry_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WalletExpiry", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _WebhookAttempt_id(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookAttempt) (ret graphql.Marshaler) {
@@ -42152,7 +43764,7 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "levelGraceSince", "levelGraceSinceNEQ", "levelGraceSinceIn", "levelGraceSinceNotIn", "levelGraceSinceGT", "levelGraceSinceGTE", "levelGraceSinceLT", "levelGraceSinceLTE", "levelGraceSinceIsNil", "levelGraceSinceNotNil", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "pointsPending", "pointsPendingNEQ", "pointsPendingIn", "pointsPendingNotIn", "pointsPendingGT", "pointsPendingGTE", "pointsPendingLT", "pointsPendingLTE", "pointsDebt", "pointsDebtNEQ", "pointsDebtIn", "pointsDebtNotIn", "pointsDebtGT", "pointsDebtGTE", "pointsDebtLT", "pointsDebtLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "lifetimeValueCents", "lifetimeValueCentsNEQ", "lifetimeValueCentsIn", "lifetimeValueCentsNotIn", "lifetimeValueCentsGT", "lifetimeValueCentsGTE", "lifetimeValueCentsLT", "lifetimeValueCentsLTE", "salesCount", "salesCountNEQ", "salesCountIn", "salesCountNotIn", "salesCountGT", "salesCountGTE", "salesCountLT", "salesCountLTE", "lastPurchaseAt", "lastPurchaseAtNEQ", "lastPurchaseAtIn", "lastPurchaseAtNotIn", "lastPurchaseAtGT", "lastPurchaseAtGTE", "lastPurchaseAtLT", "lastPurchaseAtLTE", "lastPurchaseAtIsNil", "lastPurchaseAtNotNil", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "consentMarketingWhatsapp", "consentMarketingWhatsappNEQ", "consentDataSharing", "consentDataSharingNEQ", "erasedAt", "erasedAtNEQ", "erasedAtIn", "erasedAtNotIn", "erasedAtGT", "erasedAtGTE", "erasedAtLT", "erasedAtLTE", "erasedAtIsNil", "erasedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasRedemptions", "hasRedemptionsWith", "hasSales", "hasSalesWith", "hasConsentChanges", "hasConsentChangesWith", "hasScore", "hasScoreWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "levelGraceSince", "levelGraceSinceNEQ", "levelGraceSinceIn", "levelGraceSinceNotIn", "levelGraceSinceGT", "levelGraceSinceGTE", "levelGraceSinceLT", "levelGraceSinceLTE", "levelGraceSinceIsNil", "levelGraceSinceNotNil", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "pointsPending", "pointsPendingNEQ", "pointsPendingIn", "pointsPendingNotIn", "pointsPendingGT", "pointsPendingGTE", "pointsPendingLT", "pointsPendingLTE", "pointsDebt", "pointsDebtNEQ", "pointsDebtIn", "pointsDebtNotIn", "pointsDebtGT", "pointsDebtGTE", "pointsDebtLT", "pointsDebtLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "lifetimeValueCents", "lifetimeValueCentsNEQ", "lifetimeValueCentsIn", "lifetimeValueCentsNotIn", "lifetimeValueCentsGT", "lifetimeValueCentsGTE", "lifetimeValueCentsLT", "lifetimeValueCentsLTE", "salesCount", "salesCountNEQ", "salesCountIn", "salesCountNotIn", "salesCountGT", "salesCountGTE", "salesCountLT", "salesCountLTE", "lastPurchaseAt", "lastPurchaseAtNEQ", "lastPurchaseAtIn", "lastPurchaseAtNotIn", "lastPurchaseAtGT", "lastPurchaseAtGTE", "lastPurchaseAtLT", "lastPurchaseAtLTE", "lastPurchaseAtIsNil", "lastPurchaseAtNotNil", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "consentMarketingWhatsapp", "consentMarketingWhatsappNEQ", "consentDataSharing", "consentDataSharingNEQ", "erasedAt", "erasedAtNEQ", "erasedAtIn", "erasedAtNotIn", "erasedAtGT", "erasedAtGTE", "erasedAtLT", "erasedAtLTE", "erasedAtIsNil", "erasedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasWalletEntries", "hasWalletEntriesWith", "hasRedemptions", "hasRedemptionsWith", "hasSales", "hasSalesWith", "hasConsentChanges", "hasConsentChangesWith", "hasScore", "hasScoreWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -44182,6 +45794,20 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 				return it, err
 			}
 			it.HasPointsEntriesWith = data
+		case "hasWalletEntries":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasWalletEntries"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasWalletEntries = data
+		case "hasWalletEntriesWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasWalletEntriesWith"))
+			data, err := ec.unmarshalOWalletEntryWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasWalletEntriesWith = data
 		case "hasRedemptions":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasRedemptions"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -54005,7 +55631,7 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond", "timeZone", "pointsPendingDays", "levelGraceDays", "pointsValue", "pointsSpendMin", "pointsSpendMaxShare", "pointsSpendMaxShareLevels", "pointsSpendChannels", "churnRefitDays", "auditRetentionDays", "anonymizeInactiveYears", "corsOrigins"}
+	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond", "timeZone", "pointsPendingDays", "levelGraceDays", "cashbackAsPoints", "pointsValue", "pointsSpendMin", "pointsSpendMaxShare", "pointsSpendMaxShareLevels", "pointsSpendChannels", "churnRefitDays", "auditRetentionDays", "anonymizeInactiveYears", "corsOrigins"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -54124,6 +55750,13 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 				return it, err
 			}
 			it.LevelGraceDays = data
+		case "cashbackAsPoints":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackAsPoints"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackAsPoints = data
 		case "pointsValue":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsValue"))
 			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
@@ -54203,7 +55836,7 @@ func (ec *executionContext) unmarshalInputTenantWhereInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "active", "activeNEQ", "preRegistration", "preRegistrationNEQ", "saleRegistration", "saleRegistrationNEQ", "saleTolerance", "saleToleranceNEQ", "saleToleranceIn", "saleToleranceNotIn", "saleToleranceGT", "saleToleranceGTE", "saleToleranceLT", "saleToleranceLTE", "pointsPerReal", "pointsPerRealNEQ", "pointsPerRealIn", "pointsPerRealNotIn", "pointsPerRealGT", "pointsPerRealGTE", "pointsPerRealLT", "pointsPerRealLTE", "pointsValue", "pointsValueNEQ", "pointsValueIn", "pointsValueNotIn", "pointsValueGT", "pointsValueGTE", "pointsValueLT", "pointsValueLTE", "pointsValueIsNil", "pointsValueNotNil", "pointsSpendMin", "pointsSpendMinNEQ", "pointsSpendMinIn", "pointsSpendMinNotIn", "pointsSpendMinGT", "pointsSpendMinGTE", "pointsSpendMinLT", "pointsSpendMinLTE", "pointsSpendMaxShare", "pointsSpendMaxShareNEQ", "pointsSpendMaxShareIn", "pointsSpendMaxShareNotIn", "pointsSpendMaxShareGT", "pointsSpendMaxShareGTE", "pointsSpendMaxShareLT", "pointsSpendMaxShareLTE", "pointsSpendMaxShareIsNil", "pointsSpendMaxShareNotNil", "pointsSpendMaxShareSilver", "pointsSpendMaxShareSilverNEQ", "pointsSpendMaxShareSilverIn", "pointsSpendMaxShareSilverNotIn", "pointsSpendMaxShareSilverGT", "pointsSpendMaxShareSilverGTE", "pointsSpendMaxShareSilverLT", "pointsSpendMaxShareSilverLTE", "pointsSpendMaxShareSilverIsNil", "pointsSpendMaxShareSilverNotNil", "pointsSpendMaxShareGold", "pointsSpendMaxShareGoldNEQ", "pointsSpendMaxShareGoldIn", "pointsSpendMaxShareGoldNotIn", "pointsSpendMaxShareGoldGT", "pointsSpendMaxShareGoldGTE", "pointsSpendMaxShareGoldLT", "pointsSpendMaxShareGoldLTE", "pointsSpendMaxShareGoldIsNil", "pointsSpendMaxShareGoldNotNil", "pointsSpendMaxShareDiamond", "pointsSpendMaxShareDiamondNEQ", "pointsSpendMaxShareDiamondIn", "pointsSpendMaxShareDiamondNotIn", "pointsSpendMaxShareDiamondGT", "pointsSpendMaxShareDiamondGTE", "pointsSpendMaxShareDiamondLT", "pointsSpendMaxShareDiamondLTE", "pointsSpendMaxShareDiamondIsNil", "pointsSpendMaxShareDiamondNotNil", "pointsExpiryMonths", "pointsExpiryMonthsNEQ", "pointsExpiryMonthsIn", "pointsExpiryMonthsNotIn", "pointsExpiryMonthsGT", "pointsExpiryMonthsGTE", "pointsExpiryMonthsLT", "pointsExpiryMonthsLTE", "timeZone", "timeZoneNEQ", "timeZoneIn", "timeZoneNotIn", "timeZoneGT", "timeZoneGTE", "timeZoneLT", "timeZoneLTE", "timeZoneContains", "timeZoneHasPrefix", "timeZoneHasSuffix", "timeZoneEqualFold", "timeZoneContainsFold", "pointsPendingDays", "pointsPendingDaysNEQ", "pointsPendingDaysIn", "pointsPendingDaysNotIn", "pointsPendingDaysGT", "pointsPendingDaysGTE", "pointsPendingDaysLT", "pointsPendingDaysLTE", "levelGraceDays", "levelGraceDaysNEQ", "levelGraceDaysIn", "levelGraceDaysNotIn", "levelGraceDaysGT", "levelGraceDaysGTE", "levelGraceDaysLT", "levelGraceDaysLTE", "churnRefitDays", "churnRefitDaysNEQ", "churnRefitDaysIn", "churnRefitDaysNotIn", "churnRefitDaysGT", "churnRefitDaysGTE", "churnRefitDaysLT", "churnRefitDaysLTE", "silverThreshold", "silverThresholdNEQ", "silverThresholdIn", "silverThresholdNotIn", "silverThresholdGT", "silverThresholdGTE", "silverThresholdLT", "silverThresholdLTE", "goldThreshold", "goldThresholdNEQ", "goldThresholdIn", "goldThresholdNotIn", "goldThresholdGT", "goldThresholdGTE", "goldThresholdLT", "goldThresholdLTE", "diamondThreshold", "diamondThresholdNEQ", "diamondThresholdIn", "diamondThresholdNotIn", "diamondThresholdGT", "diamondThresholdGTE", "diamondThresholdLT", "diamondThresholdLTE", "priceCodeBronze", "priceCodeBronzeNEQ", "priceCodeBronzeIn", "priceCodeBronzeNotIn", "priceCodeBronzeGT", "priceCodeBronzeGTE", "priceCodeBronzeLT", "priceCodeBronzeLTE", "priceCodeSilver", "priceCodeSilverNEQ", "priceCodeSilverIn", "priceCodeSilverNotIn", "priceCodeSilverGT", "priceCodeSilverGTE", "priceCodeSilverLT", "priceCodeSilverLTE", "priceCodeGold", "priceCodeGoldNEQ", "priceCodeGoldIn", "priceCodeGoldNotIn", "priceCodeGoldGT", "priceCodeGoldGTE", "priceCodeGoldLT", "priceCodeGoldLTE", "priceCodeDiamond", "priceCodeDiamondNEQ", "priceCodeDiamondIn", "priceCodeDiamondNotIn", "priceCodeDiamondGT", "priceCodeDiamondGTE", "priceCodeDiamondLT", "priceCodeDiamondLTE", "sandboxOfID", "sandboxOfIDNEQ", "sandboxOfIDIn", "sandboxOfIDNotIn", "sandboxOfIDGT", "sandboxOfIDGTE", "sandboxOfIDLT", "sandboxOfIDLTE", "sandboxOfIDContains", "sandboxOfIDHasPrefix", "sandboxOfIDHasSuffix", "sandboxOfIDIsNil", "sandboxOfIDNotNil", "sandboxOfIDEqualFold", "sandboxOfIDContainsFold", "auditRetentionDays", "auditRetentionDaysNEQ", "auditRetentionDaysIn", "auditRetentionDaysNotIn", "auditRetentionDaysGT", "auditRetentionDaysGTE", "auditRetentionDaysLT", "auditRetentionDaysLTE", "anonymizeInactiveYears", "anonymizeInactiveYearsNEQ", "anonymizeInactiveYearsIn", "anonymizeInactiveYearsNotIn", "anonymizeInactiveYearsGT", "anonymizeInactiveYearsGTE", "anonymizeInactiveYearsLT", "anonymizeInactiveYearsLTE", "anonymizeInactiveYearsIsNil", "anonymizeInactiveYearsNotNil", "hasSandboxOf", "hasSandboxOfWith", "hasSandboxes", "hasSandboxesWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "active", "activeNEQ", "preRegistration", "preRegistrationNEQ", "saleRegistration", "saleRegistrationNEQ", "saleTolerance", "saleToleranceNEQ", "saleToleranceIn", "saleToleranceNotIn", "saleToleranceGT", "saleToleranceGTE", "saleToleranceLT", "saleToleranceLTE", "pointsPerReal", "pointsPerRealNEQ", "pointsPerRealIn", "pointsPerRealNotIn", "pointsPerRealGT", "pointsPerRealGTE", "pointsPerRealLT", "pointsPerRealLTE", "pointsValue", "pointsValueNEQ", "pointsValueIn", "pointsValueNotIn", "pointsValueGT", "pointsValueGTE", "pointsValueLT", "pointsValueLTE", "pointsValueIsNil", "pointsValueNotNil", "pointsSpendMin", "pointsSpendMinNEQ", "pointsSpendMinIn", "pointsSpendMinNotIn", "pointsSpendMinGT", "pointsSpendMinGTE", "pointsSpendMinLT", "pointsSpendMinLTE", "pointsSpendMaxShare", "pointsSpendMaxShareNEQ", "pointsSpendMaxShareIn", "pointsSpendMaxShareNotIn", "pointsSpendMaxShareGT", "pointsSpendMaxShareGTE", "pointsSpendMaxShareLT", "pointsSpendMaxShareLTE", "pointsSpendMaxShareIsNil", "pointsSpendMaxShareNotNil", "pointsSpendMaxShareSilver", "pointsSpendMaxShareSilverNEQ", "pointsSpendMaxShareSilverIn", "pointsSpendMaxShareSilverNotIn", "pointsSpendMaxShareSilverGT", "pointsSpendMaxShareSilverGTE", "pointsSpendMaxShareSilverLT", "pointsSpendMaxShareSilverLTE", "pointsSpendMaxShareSilverIsNil", "pointsSpendMaxShareSilverNotNil", "pointsSpendMaxShareGold", "pointsSpendMaxShareGoldNEQ", "pointsSpendMaxShareGoldIn", "pointsSpendMaxShareGoldNotIn", "pointsSpendMaxShareGoldGT", "pointsSpendMaxShareGoldGTE", "pointsSpendMaxShareGoldLT", "pointsSpendMaxShareGoldLTE", "pointsSpendMaxShareGoldIsNil", "pointsSpendMaxShareGoldNotNil", "pointsSpendMaxShareDiamond", "pointsSpendMaxShareDiamondNEQ", "pointsSpendMaxShareDiamondIn", "pointsSpendMaxShareDiamondNotIn", "pointsSpendMaxShareDiamondGT", "pointsSpendMaxShareDiamondGTE", "pointsSpendMaxShareDiamondLT", "pointsSpendMaxShareDiamondLTE", "pointsSpendMaxShareDiamondIsNil", "pointsSpendMaxShareDiamondNotNil", "pointsExpiryMonths", "pointsExpiryMonthsNEQ", "pointsExpiryMonthsIn", "pointsExpiryMonthsNotIn", "pointsExpiryMonthsGT", "pointsExpiryMonthsGTE", "pointsExpiryMonthsLT", "pointsExpiryMonthsLTE", "timeZone", "timeZoneNEQ", "timeZoneIn", "timeZoneNotIn", "timeZoneGT", "timeZoneGTE", "timeZoneLT", "timeZoneLTE", "timeZoneContains", "timeZoneHasPrefix", "timeZoneHasSuffix", "timeZoneEqualFold", "timeZoneContainsFold", "pointsPendingDays", "pointsPendingDaysNEQ", "pointsPendingDaysIn", "pointsPendingDaysNotIn", "pointsPendingDaysGT", "pointsPendingDaysGTE", "pointsPendingDaysLT", "pointsPendingDaysLTE", "cashbackAsPoints", "cashbackAsPointsNEQ", "levelGraceDays", "levelGraceDaysNEQ", "levelGraceDaysIn", "levelGraceDaysNotIn", "levelGraceDaysGT", "levelGraceDaysGTE", "levelGraceDaysLT", "levelGraceDaysLTE", "churnRefitDays", "churnRefitDaysNEQ", "churnRefitDaysIn", "churnRefitDaysNotIn", "churnRefitDaysGT", "churnRefitDaysGTE", "churnRefitDaysLT", "churnRefitDaysLTE", "silverThreshold", "silverThresholdNEQ", "silverThresholdIn", "silverThresholdNotIn", "silverThresholdGT", "silverThresholdGTE", "silverThresholdLT", "silverThresholdLTE", "goldThreshold", "goldThresholdNEQ", "goldThresholdIn", "goldThresholdNotIn", "goldThresholdGT", "goldThresholdGTE", "goldThresholdLT", "goldThresholdLTE", "diamondThreshold", "diamondThresholdNEQ", "diamondThresholdIn", "diamondThresholdNotIn", "diamondThresholdGT", "diamondThresholdGTE", "diamondThresholdLT", "diamondThresholdLTE", "priceCodeBronze", "priceCodeBronzeNEQ", "priceCodeBronzeIn", "priceCodeBronzeNotIn", "priceCodeBronzeGT", "priceCodeBronzeGTE", "priceCodeBronzeLT", "priceCodeBronzeLTE", "priceCodeSilver", "priceCodeSilverNEQ", "priceCodeSilverIn", "priceCodeSilverNotIn", "priceCodeSilverGT", "priceCodeSilverGTE", "priceCodeSilverLT", "priceCodeSilverLTE", "priceCodeGold", "priceCodeGoldNEQ", "priceCodeGoldIn", "priceCodeGoldNotIn", "priceCodeGoldGT", "priceCodeGoldGTE", "priceCodeGoldLT", "priceCodeGoldLTE", "priceCodeDiamond", "priceCodeDiamondNEQ", "priceCodeDiamondIn", "priceCodeDiamondNotIn", "priceCodeDiamondGT", "priceCodeDiamondGTE", "priceCodeDiamondLT", "priceCodeDiamondLTE", "sandboxOfID", "sandboxOfIDNEQ", "sandboxOfIDIn", "sandboxOfIDNotIn", "sandboxOfIDGT", "sandboxOfIDGTE", "sandboxOfIDLT", "sandboxOfIDLTE", "sandboxOfIDContains", "sandboxOfIDHasPrefix", "sandboxOfIDHasSuffix", "sandboxOfIDIsNil", "sandboxOfIDNotNil", "sandboxOfIDEqualFold", "sandboxOfIDContainsFold", "auditRetentionDays", "auditRetentionDaysNEQ", "auditRetentionDaysIn", "auditRetentionDaysNotIn", "auditRetentionDaysGT", "auditRetentionDaysGTE", "auditRetentionDaysLT", "auditRetentionDaysLTE", "anonymizeInactiveYears", "anonymizeInactiveYearsNEQ", "anonymizeInactiveYearsIn", "anonymizeInactiveYearsNotIn", "anonymizeInactiveYearsGT", "anonymizeInactiveYearsGTE", "anonymizeInactiveYearsLT", "anonymizeInactiveYearsLTE", "anonymizeInactiveYearsIsNil", "anonymizeInactiveYearsNotNil", "hasSandboxOf", "hasSandboxOfWith", "hasSandboxes", "hasSandboxesWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -55267,6 +56900,20 @@ func (ec *executionContext) unmarshalInputTenantWhereInput(ctx context.Context, 
 				return it, err
 			}
 			it.PointsPendingDaysLTE = data
+		case "cashbackAsPoints":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackAsPoints"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackAsPoints = data
+		case "cashbackAsPointsNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackAsPointsNEQ"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackAsPointsNEQ = data
 		case "levelGraceDays":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceDays"))
 			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
@@ -56320,6 +57967,924 @@ func (ec *executionContext) unmarshalInputValidateCartInput(ctx context.Context,
 				return it, err
 			}
 			it.Items = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputWalletEntryOrder(ctx context.Context, obj any) (ent.WalletEntryOrder, error) {
+	var it ent.WalletEntryOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"direction", "field"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNWalletEntryOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputWalletEntryWhereInput(ctx context.Context, obj any) (ent.WalletEntryWhereInput, error) {
+	var it ent.WalletEntryWhereInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDEqualFold", "customerIDContainsFold", "wallet", "walletNEQ", "walletIn", "walletNotIn", "kind", "kindNEQ", "kindIn", "kindNotIn", "sourceKind", "sourceKindNEQ", "sourceKindIn", "sourceKindNotIn", "sourceID", "sourceIDNEQ", "sourceIDIn", "sourceIDNotIn", "sourceIDGT", "sourceIDGTE", "sourceIDLT", "sourceIDLTE", "sourceIDContains", "sourceIDHasPrefix", "sourceIDHasSuffix", "sourceIDIsNil", "sourceIDNotNil", "sourceIDEqualFold", "sourceIDContainsFold", "storeCode", "storeCodeNEQ", "storeCodeIn", "storeCodeNotIn", "storeCodeGT", "storeCodeGTE", "storeCodeLT", "storeCodeLTE", "storeCodeContains", "storeCodeHasPrefix", "storeCodeHasSuffix", "storeCodeEqualFold", "storeCodeContainsFold", "reason", "reasonNEQ", "reasonIn", "reasonNotIn", "reasonGT", "reasonGTE", "reasonLT", "reasonLTE", "reasonContains", "reasonHasPrefix", "reasonHasSuffix", "reasonEqualFold", "reasonContainsFold", "expiresAt", "expiresAtNEQ", "expiresAtIn", "expiresAtNotIn", "expiresAtGT", "expiresAtGTE", "expiresAtLT", "expiresAtLTE", "expiresAtIsNil", "expiresAtNotNil", "pendingUntil", "pendingUntilNEQ", "pendingUntilIn", "pendingUntilNotIn", "pendingUntilGT", "pendingUntilGTE", "pendingUntilLT", "pendingUntilLTE", "pendingUntilIsNil", "pendingUntilNotNil", "hasCustomer", "hasCustomerWith"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "not":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("not"))
+			data, err := ec.unmarshalOWalletEntryWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Not = data
+		case "and":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("and"))
+			data, err := ec.unmarshalOWalletEntryWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.And = data
+		case "or":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("or"))
+			data, err := ec.unmarshalOWalletEntryWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Or = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNEQ = data
+		case "idIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDIn = data
+		case "idNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNotIn = data
+		case "idGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGT = data
+		case "idGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGTE = data
+		case "idLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLT = data
+		case "idLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLTE = data
+		case "idEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDEqualFold = data
+		case "idContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDContainsFold = data
+		case "tenantID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantID = data
+		case "tenantIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNEQ = data
+		case "tenantIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDIn = data
+		case "tenantIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNotIn = data
+		case "tenantIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGT = data
+		case "tenantIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGTE = data
+		case "tenantIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLT = data
+		case "tenantIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLTE = data
+		case "tenantIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContains = data
+		case "tenantIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasPrefix = data
+		case "tenantIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasSuffix = data
+		case "tenantIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDEqualFold = data
+		case "tenantIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContainsFold = data
+		case "createdAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAt = data
+		case "createdAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNEQ = data
+		case "createdAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtIn = data
+		case "createdAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNotIn = data
+		case "createdAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGT = data
+		case "createdAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGTE = data
+		case "createdAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLT = data
+		case "createdAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLTE = data
+		case "customerID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "customerIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDNEQ = data
+		case "customerIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDIn = data
+		case "customerIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDNotIn = data
+		case "customerIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDGT = data
+		case "customerIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDGTE = data
+		case "customerIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDLT = data
+		case "customerIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDLTE = data
+		case "customerIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDContains = data
+		case "customerIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDHasPrefix = data
+		case "customerIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDHasSuffix = data
+		case "customerIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDEqualFold = data
+		case "customerIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDContainsFold = data
+		case "wallet":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("wallet"))
+			data, err := ec.unmarshalOWalletEntryWallet2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐWallet(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Wallet = data
+		case "walletNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("walletNEQ"))
+			data, err := ec.unmarshalOWalletEntryWallet2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐWallet(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WalletNEQ = data
+		case "walletIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("walletIn"))
+			data, err := ec.unmarshalOWalletEntryWallet2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐWalletᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WalletIn = data
+		case "walletNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("walletNotIn"))
+			data, err := ec.unmarshalOWalletEntryWallet2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐWalletᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WalletNotIn = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalOWalletEntryKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "kindNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kindNEQ"))
+			data, err := ec.unmarshalOWalletEntryKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.KindNEQ = data
+		case "kindIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kindIn"))
+			data, err := ec.unmarshalOWalletEntryKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐKindᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.KindIn = data
+		case "kindNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kindNotIn"))
+			data, err := ec.unmarshalOWalletEntryKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐKindᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.KindNotIn = data
+		case "sourceKind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceKind"))
+			data, err := ec.unmarshalOWalletEntrySourceKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐSourceKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceKind = data
+		case "sourceKindNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceKindNEQ"))
+			data, err := ec.unmarshalOWalletEntrySourceKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐSourceKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceKindNEQ = data
+		case "sourceKindIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceKindIn"))
+			data, err := ec.unmarshalOWalletEntrySourceKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐSourceKindᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceKindIn = data
+		case "sourceKindNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceKindNotIn"))
+			data, err := ec.unmarshalOWalletEntrySourceKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐSourceKindᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceKindNotIn = data
+		case "sourceID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceID = data
+		case "sourceIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDNEQ = data
+		case "sourceIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDIn = data
+		case "sourceIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDNotIn = data
+		case "sourceIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDGT = data
+		case "sourceIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDGTE = data
+		case "sourceIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDLT = data
+		case "sourceIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDLTE = data
+		case "sourceIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDContains = data
+		case "sourceIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDHasPrefix = data
+		case "sourceIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDHasSuffix = data
+		case "sourceIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDIsNil = data
+		case "sourceIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDNotNil = data
+		case "sourceIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDEqualFold = data
+		case "sourceIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDContainsFold = data
+		case "storeCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCode = data
+		case "storeCodeNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeNEQ = data
+		case "storeCodeIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeIn = data
+		case "storeCodeNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeNotIn = data
+		case "storeCodeGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeGT = data
+		case "storeCodeGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeGTE = data
+		case "storeCodeLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeLT = data
+		case "storeCodeLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeLTE = data
+		case "storeCodeContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeContains = data
+		case "storeCodeHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeHasPrefix = data
+		case "storeCodeHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeHasSuffix = data
+		case "storeCodeEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeEqualFold = data
+		case "storeCodeContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeContainsFold = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		case "reasonNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonNEQ = data
+		case "reasonIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonIn = data
+		case "reasonNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonNotIn = data
+		case "reasonGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonGT = data
+		case "reasonGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonGTE = data
+		case "reasonLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonLT = data
+		case "reasonLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonLTE = data
+		case "reasonContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonContains = data
+		case "reasonHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonHasPrefix = data
+		case "reasonHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonHasSuffix = data
+		case "reasonEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonEqualFold = data
+		case "reasonContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonContainsFold = data
+		case "expiresAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAt = data
+		case "expiresAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAtNEQ = data
+		case "expiresAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAtIn = data
+		case "expiresAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAtNotIn = data
+		case "expiresAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAtGT = data
+		case "expiresAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAtGTE = data
+		case "expiresAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAtLT = data
+		case "expiresAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAtLTE = data
+		case "expiresAtIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAtIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAtIsNil = data
+		case "expiresAtNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAtNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAtNotNil = data
+		case "pendingUntil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pendingUntil"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PendingUntil = data
+		case "pendingUntilNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pendingUntilNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PendingUntilNEQ = data
+		case "pendingUntilIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pendingUntilIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PendingUntilIn = data
+		case "pendingUntilNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pendingUntilNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PendingUntilNotIn = data
+		case "pendingUntilGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pendingUntilGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PendingUntilGT = data
+		case "pendingUntilGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pendingUntilGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PendingUntilGTE = data
+		case "pendingUntilLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pendingUntilLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PendingUntilLT = data
+		case "pendingUntilLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pendingUntilLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PendingUntilLTE = data
+		case "pendingUntilIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pendingUntilIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PendingUntilIsNil = data
+		case "pendingUntilNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pendingUntilNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PendingUntilNotNil = data
+		case "hasCustomer":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCustomer"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasCustomer = data
+		case "hasCustomerWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCustomerWith"))
+			data, err := ec.unmarshalOCustomerWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasCustomerWith = data
 		}
 	}
 	return it, nil
@@ -58746,6 +61311,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._WebhookAttempt(ctx, sel, obj)
+	case *ent.WalletEntry:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._WalletEntry(ctx, sel, obj)
 	case *ent.Tenant:
 		if obj == nil {
 			return graphql.Null
@@ -60861,6 +63431,44 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "walletEntries":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Customer_walletEntries(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "redemptions":
 			field := field
 
@@ -61061,6 +63669,44 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 					}
 				}()
 				res = ec._Customer_documentMasked(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "wallets":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Customer_wallets(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -61500,6 +64146,69 @@ func (ec *executionContext) _CustomerScore(ctx context.Context, sel ast.Selectio
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var customerWalletImplementors = []string{"CustomerWallet"}
+
+func (ec *executionContext) _CustomerWallet(ctx context.Context, sel ast.SelectionSet, obj *CustomerWallet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, customerWalletImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CustomerWallet")
+		case "unit":
+			out.Values[i] = ec._CustomerWallet_unit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "balance":
+			out.Values[i] = ec._CustomerWallet_balance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pending":
+			out.Values[i] = ec._CustomerWallet_pending(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "spendable":
+			out.Values[i] = ec._CustomerWallet_spendable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "debt":
+			out.Values[i] = ec._CustomerWallet_debt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiringSoonest":
+			out.Values[i] = ec._CustomerWallet_expiringSoonest(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -65882,6 +68591,11 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "cashbackAsPoints":
+			out.Values[i] = ec._Tenant_cashbackAsPoints(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "levelGraceDays":
 			out.Values[i] = ec._Tenant_levelGraceDays(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -66159,6 +68873,385 @@ func (ec *executionContext) _TopCustomer(ctx context.Context, sel ast.SelectionS
 			}
 		case "sales":
 			out.Values[i] = ec._TopCustomer_sales(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var walletEntryImplementors = []string{"WalletEntry", "Node"}
+
+func (ec *executionContext) _WalletEntry(ctx context.Context, sel ast.SelectionSet, obj *ent.WalletEntry) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, walletEntryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WalletEntry")
+		case "id":
+			out.Values[i] = ec._WalletEntry_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tenantID":
+			out.Values[i] = ec._WalletEntry_tenantID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._WalletEntry_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "customerID":
+			out.Values[i] = ec._WalletEntry_customerID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "wallet":
+			out.Values[i] = ec._WalletEntry_wallet(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.Values[i] = ec._WalletEntry_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sourceKind":
+			out.Values[i] = ec._WalletEntry_sourceKind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sourceID":
+			out.Values[i] = ec._WalletEntry_sourceID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "storeCode":
+			out.Values[i] = ec._WalletEntry_storeCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.Values[i] = ec._WalletEntry_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expiresAt":
+			out.Values[i] = ec._WalletEntry_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pendingUntil":
+			out.Values[i] = ec._WalletEntry_pendingUntil(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "customer":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WalletEntry_customer(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "amount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WalletEntry_amount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "balanceAfter":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WalletEntry_balanceAfter(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "debtAfter":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WalletEntry_debtAfter(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var walletEntryConnectionImplementors = []string{"WalletEntryConnection"}
+
+func (ec *executionContext) _WalletEntryConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.WalletEntryConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, walletEntryConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WalletEntryConnection")
+		case "edges":
+			out.Values[i] = ec._WalletEntryConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._WalletEntryConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._WalletEntryConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var walletEntryEdgeImplementors = []string{"WalletEntryEdge"}
+
+func (ec *executionContext) _WalletEntryEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.WalletEntryEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, walletEntryEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WalletEntryEdge")
+		case "node":
+			out.Values[i] = ec._WalletEntryEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._WalletEntryEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var walletExpiryImplementors = []string{"WalletExpiry"}
+
+func (ec *executionContext) _WalletExpiry(ctx context.Context, sel ast.SelectionSet, obj *WalletExpiry) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, walletExpiryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WalletExpiry")
+		case "amount":
+			out.Values[i] = ec._WalletExpiry_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._WalletExpiry_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -67839,6 +70932,32 @@ func (ec *executionContext) unmarshalNCustomerScoreWhereInput2ᚖgithubᚗcomᚋ
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNCustomerWallet2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCustomerWalletᚄ(ctx context.Context, sel ast.SelectionSet, v []*CustomerWallet) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCustomerWallet2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCustomerWallet(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCustomerWallet2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCustomerWallet(ctx context.Context, sel ast.SelectionSet, v *CustomerWallet) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CustomerWallet(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCustomerWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerWhereInput(ctx context.Context, v any) (*ent.CustomerWhereInput, error) {
 	res, err := ec.unmarshalInputCustomerWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
@@ -68220,6 +71339,28 @@ func (ec *executionContext) unmarshalNMoney2githubᚗcomᚋshopspringᚋdecimal�
 func (ec *executionContext) marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx context.Context, sel ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
 	_ = sel
 	res := scalar.MarshalMoney(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx context.Context, v any) (*decimal.Decimal, error) {
+	res, err := scalar.UnmarshalMoney(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx context.Context, sel ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	_ = sel
+	res := scalar.MarshalMoney(*v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -68984,6 +72125,67 @@ func (ec *executionContext) unmarshalNUpdateWebhookEndpointInput2githubᚗcomᚋ
 func (ec *executionContext) unmarshalNValidateCartInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐValidateCartInput(ctx context.Context, v any) (ValidateCartInput, error) {
 	res, err := ec.unmarshalInputValidateCartInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWalletEntryConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryConnection(ctx context.Context, sel ast.SelectionSet, v *ent.WalletEntryConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WalletEntryConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNWalletEntryKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐKind(ctx context.Context, v any) (walletentry.Kind, error) {
+	var res walletentry.Kind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWalletEntryKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐKind(ctx context.Context, sel ast.SelectionSet, v walletentry.Kind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNWalletEntryOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryOrderField(ctx context.Context, v any) (*ent.WalletEntryOrderField, error) {
+	var res = new(ent.WalletEntryOrderField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWalletEntryOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryOrderField(ctx context.Context, sel ast.SelectionSet, v *ent.WalletEntryOrderField) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalNWalletEntrySourceKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐSourceKind(ctx context.Context, v any) (walletentry.SourceKind, error) {
+	var res walletentry.SourceKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWalletEntrySourceKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐSourceKind(ctx context.Context, sel ast.SelectionSet, v walletentry.SourceKind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNWalletEntryWallet2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐWallet(ctx context.Context, v any) (walletentry.Wallet, error) {
+	var res walletentry.Wallet
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWalletEntryWallet2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐWallet(ctx context.Context, sel ast.SelectionSet, v walletentry.Wallet) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNWalletEntryWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryWhereInput(ctx context.Context, v any) (*ent.WalletEntryWhereInput, error) {
+	res, err := ec.unmarshalInputWalletEntryWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNWebhookAttempt2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWebhookAttempt(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookAttempt) graphql.Marshaler {
@@ -71849,6 +75051,229 @@ func (ec *executionContext) marshalOTopCustomersBy2ᚖgithubᚗcomᚋfidelizaᚋ
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalOWalletEntry2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntry(ctx context.Context, sel ast.SelectionSet, v *ent.WalletEntry) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WalletEntry(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOWalletEntryEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.WalletEntryEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOWalletEntryEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOWalletEntryEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryEdge(ctx context.Context, sel ast.SelectionSet, v *ent.WalletEntryEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WalletEntryEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOWalletEntryKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐKindᚄ(ctx context.Context, v any) ([]walletentry.Kind, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]walletentry.Kind, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNWalletEntryKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐKind(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOWalletEntryKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐKindᚄ(ctx context.Context, sel ast.SelectionSet, v []walletentry.Kind) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWalletEntryKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐKind(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOWalletEntryKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐKind(ctx context.Context, v any) (*walletentry.Kind, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(walletentry.Kind)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOWalletEntryKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐKind(ctx context.Context, sel ast.SelectionSet, v *walletentry.Kind) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOWalletEntryOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryOrder(ctx context.Context, v any) (*ent.WalletEntryOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputWalletEntryOrder(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOWalletEntrySourceKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐSourceKindᚄ(ctx context.Context, v any) ([]walletentry.SourceKind, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]walletentry.SourceKind, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNWalletEntrySourceKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐSourceKind(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOWalletEntrySourceKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐSourceKindᚄ(ctx context.Context, sel ast.SelectionSet, v []walletentry.SourceKind) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWalletEntrySourceKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐSourceKind(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOWalletEntrySourceKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐSourceKind(ctx context.Context, v any) (*walletentry.SourceKind, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(walletentry.SourceKind)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOWalletEntrySourceKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐSourceKind(ctx context.Context, sel ast.SelectionSet, v *walletentry.SourceKind) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOWalletEntryWallet2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐWalletᚄ(ctx context.Context, v any) ([]walletentry.Wallet, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]walletentry.Wallet, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNWalletEntryWallet2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐWallet(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOWalletEntryWallet2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐWalletᚄ(ctx context.Context, sel ast.SelectionSet, v []walletentry.Wallet) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWalletEntryWallet2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐWallet(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOWalletEntryWallet2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐWallet(ctx context.Context, v any) (*walletentry.Wallet, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(walletentry.Wallet)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOWalletEntryWallet2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐWallet(ctx context.Context, sel ast.SelectionSet, v *walletentry.Wallet) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOWalletEntryWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryWhereInputᚄ(ctx context.Context, v any) ([]*ent.WalletEntryWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ent.WalletEntryWhereInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNWalletEntryWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryWhereInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOWalletEntryWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryWhereInput(ctx context.Context, v any) (*ent.WalletEntryWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputWalletEntryWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOWalletExpiry2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐWalletExpiry(ctx context.Context, sel ast.SelectionSet, v *WalletExpiry) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WalletExpiry(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOWebhookAttempt2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWebhookAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.WebhookAttempt) graphql.Marshaler {

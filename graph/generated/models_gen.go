@@ -15,6 +15,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/walletentry"
 	"github.com/shopspring/decimal"
 )
 
@@ -332,6 +333,23 @@ type CustomerConsentInput struct {
 	DataSharing graphql.Omittable[*bool] `json:"dataSharing,omitempty"`
 }
 
+// One money wallet of a customer, in R$, with the points ledger's rules: credits wait out the programme's pending
+// period, then are spendable until they expire; the oldest expiring are spent first.
+type CustomerWallet struct {
+	// Which wallet: cashback (R$ credited by cashback campaigns).
+	Unit walletentry.Wallet `json:"unit"`
+	// Released and not expired.
+	Balance decimal.Decimal `json:"balance"`
+	// Credited but still in the pending period.
+	Pending decimal.Decimal `json:"pending"`
+	// What a payment may take now: the balance less what is past its expiry, nothing while a debt is open.
+	Spendable decimal.Decimal `json:"spendable"`
+	// Cashback reversed after it was spent, settled by the next credits.
+	Debt decimal.Decimal `json:"debt"`
+	// The soonest expiry of the wallet's R$, pending or not; null when it holds none.
+	ExpiringSoonest *WalletExpiry `json:"expiringSoonest,omitempty"`
+}
+
 // Outstanding points at the end of one day.
 type DayPoints struct {
 	// The day, YYYY-MM-DD, in the requested time zone.
@@ -615,6 +633,8 @@ type TenantSettingsInput struct {
 	PointsPendingDays *int `json:"pointsPendingDays,omitempty"`
 	// Days a customer keeps a level after the points earned in 12 months fall below its threshold, 0 (drops at once) to 365; customer.level_will_downgrade announces the drop.
 	LevelGraceDays *int `json:"levelGraceDays,omitempty"`
+	// Whether cashback campaigns credit points at pointsPerReal (true, the default) or R$ to the customer's cashback wallet (false), pending for pointsPendingDays and expiring after pointsExpiryMonths; applies to cashback credited from the change on.
+	CashbackAsPoints *bool `json:"cashbackAsPoints,omitempty"`
 	// Value in R$ of one point spent as money at the till or at checkout, above 0 and at most 1000 (0.01: 100 points pay R$ 1.00), exact: it may be a fraction of a cent (0.005).
 	PointsValue *decimal.Decimal `json:"pointsValue,omitempty"`
 	// The fewest points a customer may spend at once, 0 (any) to 1000000.
@@ -713,6 +733,14 @@ type ValidateCartInput struct {
 	CouponCode *string `json:"couponCode,omitempty"`
 	// The cart's items, 1 to 500.
 	Items []*CartItemInput `json:"items"`
+}
+
+// The R$ of a wallet that expire at one instant.
+type WalletExpiry struct {
+	// R$ expiring then.
+	Amount decimal.Decimal `json:"amount"`
+	// When they expire (the programme's midnight).
+	ExpiresAt time.Time `json:"expiresAt"`
 }
 
 // A webhook endpoint with its signing secret. The secret appears only in the

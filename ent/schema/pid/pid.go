@@ -46,6 +46,9 @@ const (
 	ConsentChange  = "cns"
 	Audit          = "aud"
 	PointsHold     = "phd"
+	Wallet         = "wal"
+	WalletTx       = "wtx"
+	WalletLot      = "wlt"
 )
 
 var (
@@ -99,6 +102,7 @@ var tables = map[string]string{
 	Coupon:        "coupons",
 	ConsentChange: "consent_changes",
 	Audit:         "audit_events",
+	WalletTx:      "wallet_entries",
 }
 
 // NodeType resolves the table of an id, the shape ent's Noder expects.
