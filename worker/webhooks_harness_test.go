@@ -32,9 +32,11 @@ import (
 	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
+	"github.com/fideliza/fideliza/domain/wallet"
 	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/walletentry"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/jobs"
@@ -307,10 +309,25 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	require.NoError(t, worker.For[jobs.CampaignLifecycle](apptest.Process(b.app)).
 		Work(context.Background(), jobOf(jobs.CampaignLifecycle{})))
 
-	// points.expiring: 10 days before the 1500 points expire (12 months).
+	// cashback.credited: R$ 6.05 of cashback in the wallet (written as the
+	// cashback job writes it: a redemption here would add a second
+	// redemption.created to the live feed).
+	redemptionID := "red_cashback"
+	require.NoError(t, b.db.InTx(b.ctx, func(tx storage.Tx) error {
+		_, err := wallet.Wallets{Dialect: b.db.Dialect, Now: b.clock.Now}.Credit(b.ctx, tx.Ent, wallet.Move{
+			CustomerID: cust.ID, Unit: wallet.Cashback, Cents: 605,
+			SourceKind: walletentry.SourceKindRedemption, SourceID: &redemptionID, Reason: "cashback of Cashback 5%",
+		})
+		return err
+	}))
+
+	// points.expiring and cashback.expiring: 10 days before the 1500 points
+	// and the cashback expire (12 months).
 	b.clock.Set(start.AddDate(0, 12, 0).Add(-10 * 24 * time.Hour))
 	require.NoError(t, worker.For[jobs.NotifyExpiringPoints](apptest.Process(b.app)).
 		Work(context.Background(), jobOf(jobs.NotifyExpiringPoints{})))
+	require.NoError(t, worker.For[jobs.UpkeepWallets](apptest.Process(b.app)).
+		Work(context.Background(), jobOf(jobs.UpkeepWallets{})))
 
 	// sale.processed: a sale registered by the POS and processed by its job,
 	// with a campaign's discount on its coffee: R$ 11.50 paid, 11 points.

@@ -149,6 +149,10 @@ func unsealSigningKeys(t *testing.T, dbURL string) {
 		`ALTER TABLE customers DROP COLUMN sales_count`,
 		`ALTER TABLE customers DROP COLUMN last_purchase_at`,
 		`ALTER TABLE customers DROP COLUMN last_purchase_unix`,
+		`DROP TABLE IF EXISTS wallet_lots`, // 0051
+		`DROP TABLE IF EXISTS wallet_entries`,
+		`DROP TABLE IF EXISTS wallets`,
+		`ALTER TABLE tenants DROP COLUMN cashback_as_points`,
 		// what one dropped comes back (0044)
 		`ALTER TABLE validation_tokens ADD COLUMN token_hash text NULL`,
 		`ALTER TABLE validation_tokens ADD COLUMN cart text NULL`,
