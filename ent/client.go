@@ -28,6 +28,8 @@ import (
 	"github.com/fideliza/fideliza/ent/customerimportproblem"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/giftcard"
+	"github.com/fideliza/fideliza/ent/giftcardentry"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointshold"
@@ -84,6 +86,10 @@ type Client struct {
 	CustomerScore *CustomerScoreClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
+	// GiftCard is the client for interacting with the GiftCard builders.
+	GiftCard *GiftCardClient
+	// GiftCardEntry is the client for interacting with the GiftCardEntry builders.
+	GiftCardEntry *GiftCardEntryClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
 	IdempotencyKey *IdempotencyKeyClient
 	// PointsEntry is the client for interacting with the PointsEntry builders.
@@ -164,6 +170,8 @@ func (c *Client) init() {
 	c.CustomerImportProblem = NewCustomerImportProblemClient(c.config)
 	c.CustomerScore = NewCustomerScoreClient(c.config)
 	c.Event = NewEventClient(c.config)
+	c.GiftCard = NewGiftCardClient(c.config)
+	c.GiftCardEntry = NewGiftCardEntryClient(c.config)
 	c.IdempotencyKey = NewIdempotencyKeyClient(c.config)
 	c.PointsEntry = NewPointsEntryClient(c.config)
 	c.PointsHold = NewPointsHoldClient(c.config)
@@ -297,6 +305,8 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		CustomerImportProblem:  NewCustomerImportProblemClient(cfg),
 		CustomerScore:          NewCustomerScoreClient(cfg),
 		Event:                  NewEventClient(cfg),
+		GiftCard:               NewGiftCardClient(cfg),
+		GiftCardEntry:          NewGiftCardEntryClient(cfg),
 		IdempotencyKey:         NewIdempotencyKeyClient(cfg),
 		PointsEntry:            NewPointsEntryClient(cfg),
 		PointsHold:             NewPointsHoldClient(cfg),
@@ -357,6 +367,8 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		CustomerImportProblem:  NewCustomerImportProblemClient(cfg),
 		CustomerScore:          NewCustomerScoreClient(cfg),
 		Event:                  NewEventClient(cfg),
+		GiftCard:               NewGiftCardClient(cfg),
+		GiftCardEntry:          NewGiftCardEntryClient(cfg),
 		IdempotencyKey:         NewIdempotencyKeyClient(cfg),
 		PointsEntry:            NewPointsEntryClient(cfg),
 		PointsHold:             NewPointsHoldClient(cfg),
@@ -416,11 +428,11 @@ func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIClient, c.AuditEvent, c.Campaign, c.Change, c.ChurnModel, c.ConsentChange,
 		c.Coupon, c.Customer, c.CustomerImport, c.CustomerImportChunk,
-		c.CustomerImportProblem, c.CustomerScore, c.Event, c.IdempotencyKey,
-		c.PointsEntry, c.PointsHold, c.PointsLot, c.Product, c.Redemption, c.Sale,
-		c.SaleItem, c.SalePayment, c.SaleReturn, c.Segment, c.SigningKey, c.Store,
-		c.Tenant, c.ValidationToken, c.Wallet, c.WalletEntry, c.WalletLot,
-		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
+		c.CustomerImportProblem, c.CustomerScore, c.Event, c.GiftCard, c.GiftCardEntry,
+		c.IdempotencyKey, c.PointsEntry, c.PointsHold, c.PointsLot, c.Product,
+		c.Redemption, c.Sale, c.SaleItem, c.SalePayment, c.SaleReturn, c.Segment,
+		c.SigningKey, c.Store, c.Tenant, c.ValidationToken, c.Wallet, c.WalletEntry,
+		c.WalletLot, c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Use(hooks...)
 	}
@@ -432,13 +444,14 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIClient, c.AuditEvent, c.Campaign, c.Change, c.ChurnModel, c.ConsentChange,
 		c.Coupon, c.Customer, c.CustomerImport, c.CustomerImportChunk,
-		c.CustomerImportProblem, c.CustomerScore, c.Event, c.IdempotencyKey,
-		c.PointsEntry, c.PointsHold, c.PointsLot, c.Product, c.Redemption,
-		c.RollupActivePair, c.RollupCampaignCustomer, c.RollupCampaignDay,
-		c.RollupCustomerDay, c.RollupCustomerStore, c.RollupPointsDay,
-		c.RollupSalesDay, c.Sale, c.SaleItem, c.SalePayment, c.SaleReturn, c.Segment,
-		c.SigningKey, c.Store, c.Tenant, c.ValidationToken, c.Wallet, c.WalletEntry,
-		c.WalletLot, c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
+		c.CustomerImportProblem, c.CustomerScore, c.Event, c.GiftCard, c.GiftCardEntry,
+		c.IdempotencyKey, c.PointsEntry, c.PointsHold, c.PointsLot, c.Product,
+		c.Redemption, c.RollupActivePair, c.RollupCampaignCustomer,
+		c.RollupCampaignDay, c.RollupCustomerDay, c.RollupCustomerStore,
+		c.RollupPointsDay, c.RollupSalesDay, c.Sale, c.SaleItem, c.SalePayment,
+		c.SaleReturn, c.Segment, c.SigningKey, c.Store, c.Tenant, c.ValidationToken,
+		c.Wallet, c.WalletEntry, c.WalletLot, c.WebhookAttempt, c.WebhookDelivery,
+		c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -473,6 +486,10 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.CustomerScore.mutate(ctx, m)
 	case *EventMutation:
 		return c.Event.mutate(ctx, m)
+	case *GiftCardMutation:
+		return c.GiftCard.mutate(ctx, m)
+	case *GiftCardEntryMutation:
+		return c.GiftCardEntry.mutate(ctx, m)
 	case *IdempotencyKeyMutation:
 		return c.IdempotencyKey.mutate(ctx, m)
 	case *PointsEntryMutation:
@@ -1823,6 +1840,22 @@ func (c *CustomerClient) QueryWalletEntries(_m *Customer) *WalletEntryQuery {
 	return query
 }
 
+// QueryGiftCards queries the gift_cards edge of a Customer.
+func (c *CustomerClient) QueryGiftCards(_m *Customer) *GiftCardQuery {
+	query := (&GiftCardClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customer.Table, customer.FieldID, id),
+			sqlgraph.To(giftcard.Table, giftcard.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, customer.GiftCardsTable, customer.GiftCardsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // QueryRedemptions queries the redemptions edge of a Customer.
 func (c *CustomerClient) QueryRedemptions(_m *Customer) *RedemptionQuery {
 	query := (&RedemptionClient{config: c.config}).Query()
@@ -2740,6 +2773,354 @@ func (c *EventClient) mutate(ctx context.Context, m *EventMutation) (Value, erro
 		return (&EventDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Event mutation op: %q", m.Op())
+	}
+}
+
+// GiftCardClient is a client for the GiftCard schema.
+type GiftCardClient struct {
+	config
+}
+
+// NewGiftCardClient returns a client for the GiftCard from the given config.
+func NewGiftCardClient(c config) *GiftCardClient {
+	return &GiftCardClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `giftcard.Hooks(f(g(h())))`.
+func (c *GiftCardClient) Use(hooks ...Hook) {
+	c.hooks.GiftCard = append(c.hooks.GiftCard, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `giftcard.Intercept(f(g(h())))`.
+func (c *GiftCardClient) Intercept(interceptors ...Interceptor) {
+	c.inters.GiftCard = append(c.inters.GiftCard, interceptors...)
+}
+
+// Create returns a builder for creating a GiftCard entity.
+func (c *GiftCardClient) Create() *GiftCardCreate {
+	mutation := newGiftCardMutation(c.config, OpCreate)
+	return &GiftCardCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of GiftCard entities.
+func (c *GiftCardClient) CreateBulk(builders ...*GiftCardCreate) *GiftCardCreateBulk {
+	return &GiftCardCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *GiftCardClient) MapCreateBulk(slice any, setFunc func(*GiftCardCreate, int)) *GiftCardCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &GiftCardCreateBulk{err: fmt.Errorf("calling to GiftCardClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*GiftCardCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &GiftCardCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for GiftCard.
+func (c *GiftCardClient) Update() *GiftCardUpdate {
+	mutation := newGiftCardMutation(c.config, OpUpdate)
+	return &GiftCardUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *GiftCardClient) UpdateOne(_m *GiftCard) *GiftCardUpdateOne {
+	mutation := newGiftCardMutation(c.config, OpUpdateOne, withGiftCard(_m))
+	return &GiftCardUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *GiftCardClient) UpdateOneID(id string) *GiftCardUpdateOne {
+	mutation := newGiftCardMutation(c.config, OpUpdateOne, withGiftCardID(id))
+	return &GiftCardUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for GiftCard.
+func (c *GiftCardClient) Delete() *GiftCardDelete {
+	mutation := newGiftCardMutation(c.config, OpDelete)
+	return &GiftCardDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *GiftCardClient) DeleteOne(_m *GiftCard) *GiftCardDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *GiftCardClient) DeleteOneID(id string) *GiftCardDeleteOne {
+	builder := c.Delete().Where(giftcard.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &GiftCardDeleteOne{builder}
+}
+
+// Query returns a query builder for GiftCard.
+func (c *GiftCardClient) Query() *GiftCardQuery {
+	return &GiftCardQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeGiftCard},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a GiftCard entity by its id.
+func (c *GiftCardClient) Get(ctx context.Context, id string) (*GiftCard, error) {
+	return c.Query().Where(giftcard.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *GiftCardClient) GetX(ctx context.Context, id string) *GiftCard {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a GiftCard.
+func (c *GiftCardClient) QueryTenant(_m *GiftCard) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(giftcard.Table, giftcard.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, giftcard.TenantTable, giftcard.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryCustomer queries the customer edge of a GiftCard.
+func (c *GiftCardClient) QueryCustomer(_m *GiftCard) *CustomerQuery {
+	query := (&CustomerClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(giftcard.Table, giftcard.FieldID, id),
+			sqlgraph.To(customer.Table, customer.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, giftcard.CustomerTable, giftcard.CustomerColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryEntries queries the entries edge of a GiftCard.
+func (c *GiftCardClient) QueryEntries(_m *GiftCard) *GiftCardEntryQuery {
+	query := (&GiftCardEntryClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(giftcard.Table, giftcard.FieldID, id),
+			sqlgraph.To(giftcardentry.Table, giftcardentry.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, giftcard.EntriesTable, giftcard.EntriesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *GiftCardClient) Hooks() []Hook {
+	hooks := c.hooks.GiftCard
+	return append(hooks[:len(hooks):len(hooks)], giftcard.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *GiftCardClient) Interceptors() []Interceptor {
+	return c.inters.GiftCard
+}
+
+func (c *GiftCardClient) mutate(ctx context.Context, m *GiftCardMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&GiftCardCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&GiftCardUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&GiftCardUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&GiftCardDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown GiftCard mutation op: %q", m.Op())
+	}
+}
+
+// GiftCardEntryClient is a client for the GiftCardEntry schema.
+type GiftCardEntryClient struct {
+	config
+}
+
+// NewGiftCardEntryClient returns a client for the GiftCardEntry from the given config.
+func NewGiftCardEntryClient(c config) *GiftCardEntryClient {
+	return &GiftCardEntryClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `giftcardentry.Hooks(f(g(h())))`.
+func (c *GiftCardEntryClient) Use(hooks ...Hook) {
+	c.hooks.GiftCardEntry = append(c.hooks.GiftCardEntry, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `giftcardentry.Intercept(f(g(h())))`.
+func (c *GiftCardEntryClient) Intercept(interceptors ...Interceptor) {
+	c.inters.GiftCardEntry = append(c.inters.GiftCardEntry, interceptors...)
+}
+
+// Create returns a builder for creating a GiftCardEntry entity.
+func (c *GiftCardEntryClient) Create() *GiftCardEntryCreate {
+	mutation := newGiftCardEntryMutation(c.config, OpCreate)
+	return &GiftCardEntryCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of GiftCardEntry entities.
+func (c *GiftCardEntryClient) CreateBulk(builders ...*GiftCardEntryCreate) *GiftCardEntryCreateBulk {
+	return &GiftCardEntryCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *GiftCardEntryClient) MapCreateBulk(slice any, setFunc func(*GiftCardEntryCreate, int)) *GiftCardEntryCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &GiftCardEntryCreateBulk{err: fmt.Errorf("calling to GiftCardEntryClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*GiftCardEntryCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &GiftCardEntryCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for GiftCardEntry.
+func (c *GiftCardEntryClient) Update() *GiftCardEntryUpdate {
+	mutation := newGiftCardEntryMutation(c.config, OpUpdate)
+	return &GiftCardEntryUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *GiftCardEntryClient) UpdateOne(_m *GiftCardEntry) *GiftCardEntryUpdateOne {
+	mutation := newGiftCardEntryMutation(c.config, OpUpdateOne, withGiftCardEntry(_m))
+	return &GiftCardEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *GiftCardEntryClient) UpdateOneID(id string) *GiftCardEntryUpdateOne {
+	mutation := newGiftCardEntryMutation(c.config, OpUpdateOne, withGiftCardEntryID(id))
+	return &GiftCardEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for GiftCardEntry.
+func (c *GiftCardEntryClient) Delete() *GiftCardEntryDelete {
+	mutation := newGiftCardEntryMutation(c.config, OpDelete)
+	return &GiftCardEntryDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *GiftCardEntryClient) DeleteOne(_m *GiftCardEntry) *GiftCardEntryDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *GiftCardEntryClient) DeleteOneID(id string) *GiftCardEntryDeleteOne {
+	builder := c.Delete().Where(giftcardentry.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &GiftCardEntryDeleteOne{builder}
+}
+
+// Query returns a query builder for GiftCardEntry.
+func (c *GiftCardEntryClient) Query() *GiftCardEntryQuery {
+	return &GiftCardEntryQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeGiftCardEntry},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a GiftCardEntry entity by its id.
+func (c *GiftCardEntryClient) Get(ctx context.Context, id string) (*GiftCardEntry, error) {
+	return c.Query().Where(giftcardentry.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *GiftCardEntryClient) GetX(ctx context.Context, id string) *GiftCardEntry {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a GiftCardEntry.
+func (c *GiftCardEntryClient) QueryTenant(_m *GiftCardEntry) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(giftcardentry.Table, giftcardentry.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, giftcardentry.TenantTable, giftcardentry.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryGiftCard queries the gift_card edge of a GiftCardEntry.
+func (c *GiftCardEntryClient) QueryGiftCard(_m *GiftCardEntry) *GiftCardQuery {
+	query := (&GiftCardClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(giftcardentry.Table, giftcardentry.FieldID, id),
+			sqlgraph.To(giftcard.Table, giftcard.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, giftcardentry.GiftCardTable, giftcardentry.GiftCardColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *GiftCardEntryClient) Hooks() []Hook {
+	hooks := c.hooks.GiftCardEntry
+	return append(hooks[:len(hooks):len(hooks)], giftcardentry.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *GiftCardEntryClient) Interceptors() []Interceptor {
+	return c.inters.GiftCardEntry
+}
+
+func (c *GiftCardEntryClient) mutate(ctx context.Context, m *GiftCardEntryMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&GiftCardEntryCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&GiftCardEntryUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&GiftCardEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&GiftCardEntryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown GiftCardEntry mutation op: %q", m.Op())
 	}
 }
 
@@ -6556,20 +6937,22 @@ type (
 	hooks struct {
 		APIClient, AuditEvent, Campaign, Change, ChurnModel, ConsentChange, Coupon,
 		Customer, CustomerImport, CustomerImportChunk, CustomerImportProblem,
-		CustomerScore, Event, IdempotencyKey, PointsEntry, PointsHold, PointsLot,
-		Product, Redemption, Sale, SaleItem, SalePayment, SaleReturn, Segment,
-		SigningKey, Store, Tenant, ValidationToken, Wallet, WalletEntry, WalletLot,
-		WebhookAttempt, WebhookDelivery, WebhookEndpoint []ent.Hook
+		CustomerScore, Event, GiftCard, GiftCardEntry, IdempotencyKey, PointsEntry,
+		PointsHold, PointsLot, Product, Redemption, Sale, SaleItem, SalePayment,
+		SaleReturn, Segment, SigningKey, Store, Tenant, ValidationToken, Wallet,
+		WalletEntry, WalletLot, WebhookAttempt, WebhookDelivery,
+		WebhookEndpoint []ent.Hook
 	}
 	inters struct {
 		APIClient, AuditEvent, Campaign, Change, ChurnModel, ConsentChange, Coupon,
 		Customer, CustomerImport, CustomerImportChunk, CustomerImportProblem,
-		CustomerScore, Event, IdempotencyKey, PointsEntry, PointsHold, PointsLot,
-		Product, Redemption, RollupActivePair, RollupCampaignCustomer,
-		RollupCampaignDay, RollupCustomerDay, RollupCustomerStore, RollupPointsDay,
-		RollupSalesDay, Sale, SaleItem, SalePayment, SaleReturn, Segment, SigningKey,
-		Store, Tenant, ValidationToken, Wallet, WalletEntry, WalletLot, WebhookAttempt,
-		WebhookDelivery, WebhookEndpoint []ent.Interceptor
+		CustomerScore, Event, GiftCard, GiftCardEntry, IdempotencyKey, PointsEntry,
+		PointsHold, PointsLot, Product, Redemption, RollupActivePair,
+		RollupCampaignCustomer, RollupCampaignDay, RollupCustomerDay,
+		RollupCustomerStore, RollupPointsDay, RollupSalesDay, Sale, SaleItem,
+		SalePayment, SaleReturn, Segment, SigningKey, Store, Tenant, ValidationToken,
+		Wallet, WalletEntry, WalletLot, WebhookAttempt, WebhookDelivery,
+		WebhookEndpoint []ent.Interceptor
 	}
 )
 

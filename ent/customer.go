@@ -105,6 +105,8 @@ type CustomerEdges struct {
 	PointsEntries []*PointsEntry `json:"points_entries,omitempty"`
 	// The movements of the customer's money wallets (cashback in R$), newest last.
 	WalletEntries []*WalletEntry `json:"wallet_entries,omitempty"`
+	// The gift cards bound to the customer.
+	GiftCards []*GiftCard `json:"gift_cards,omitempty"`
 	// Campaign benefits the customer redeemed.
 	Redemptions []*Redemption `json:"redemptions,omitempty"`
 	// Sales registered for the customer at the points of sale.
@@ -115,13 +117,14 @@ type CustomerEdges struct {
 	Score *CustomerScore `json:"score,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [8]bool
+	loadedTypes [9]bool
 	// totalCount holds the count of the edges above.
-	totalCount [7]map[string]int
+	totalCount [8]map[string]int
 
 	namedSegments       map[string][]*Segment
 	namedPointsEntries  map[string][]*PointsEntry
 	namedWalletEntries  map[string][]*WalletEntry
+	namedGiftCards      map[string][]*GiftCard
 	namedRedemptions    map[string][]*Redemption
 	namedSales          map[string][]*Sale
 	namedConsentChanges map[string][]*ConsentChange
@@ -165,10 +168,19 @@ func (e CustomerEdges) WalletEntriesOrErr() ([]*WalletEntry, error) {
 	return nil, &NotLoadedError{edge: "wallet_entries"}
 }
 
+// GiftCardsOrErr returns the GiftCards value or an error if the edge
+// was not loaded in eager-loading.
+func (e CustomerEdges) GiftCardsOrErr() ([]*GiftCard, error) {
+	if e.loadedTypes[4] {
+		return e.GiftCards, nil
+	}
+	return nil, &NotLoadedError{edge: "gift_cards"}
+}
+
 // RedemptionsOrErr returns the Redemptions value or an error if the edge
 // was not loaded in eager-loading.
 func (e CustomerEdges) RedemptionsOrErr() ([]*Redemption, error) {
-	if e.loadedTypes[4] {
+	if e.loadedTypes[5] {
 		return e.Redemptions, nil
 	}
 	return nil, &NotLoadedError{edge: "redemptions"}
@@ -177,7 +189,7 @@ func (e CustomerEdges) RedemptionsOrErr() ([]*Redemption, error) {
 // SalesOrErr returns the Sales value or an error if the edge
 // was not loaded in eager-loading.
 func (e CustomerEdges) SalesOrErr() ([]*Sale, error) {
-	if e.loadedTypes[5] {
+	if e.loadedTypes[6] {
 		return e.Sales, nil
 	}
 	return nil, &NotLoadedError{edge: "sales"}
@@ -186,7 +198,7 @@ func (e CustomerEdges) SalesOrErr() ([]*Sale, error) {
 // ConsentChangesOrErr returns the ConsentChanges value or an error if the edge
 // was not loaded in eager-loading.
 func (e CustomerEdges) ConsentChangesOrErr() ([]*ConsentChange, error) {
-	if e.loadedTypes[6] {
+	if e.loadedTypes[7] {
 		return e.ConsentChanges, nil
 	}
 	return nil, &NotLoadedError{edge: "consent_changes"}
@@ -197,7 +209,7 @@ func (e CustomerEdges) ConsentChangesOrErr() ([]*ConsentChange, error) {
 func (e CustomerEdges) ScoreOrErr() (*CustomerScore, error) {
 	if e.Score != nil {
 		return e.Score, nil
-	} else if e.loadedTypes[7] {
+	} else if e.loadedTypes[8] {
 		return nil, &NotFoundError{label: customerscore.Label}
 	}
 	return nil, &NotLoadedError{edge: "score"}
@@ -492,6 +504,11 @@ func (_m *Customer) QueryWalletEntries() *WalletEntryQuery {
 	return NewCustomerClient(_m.config).QueryWalletEntries(_m)
 }
 
+// QueryGiftCards queries the "gift_cards" edge of the Customer entity.
+func (_m *Customer) QueryGiftCards() *GiftCardQuery {
+	return NewCustomerClient(_m.config).QueryGiftCards(_m)
+}
+
 // QueryRedemptions queries the "redemptions" edge of the Customer entity.
 func (_m *Customer) QueryRedemptions() *RedemptionQuery {
 	return NewCustomerClient(_m.config).QueryRedemptions(_m)
@@ -737,6 +754,30 @@ func (_m *Customer) appendNamedWalletEntries(name string, edges ...*WalletEntry)
 		_m.Edges.namedWalletEntries[name] = []*WalletEntry{}
 	} else {
 		_m.Edges.namedWalletEntries[name] = append(_m.Edges.namedWalletEntries[name], edges...)
+	}
+}
+
+// NamedGiftCards returns the GiftCards named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Customer) NamedGiftCards(name string) ([]*GiftCard, error) {
+	if _m.Edges.namedGiftCards == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedGiftCards[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Customer) appendNamedGiftCards(name string, edges ...*GiftCard) {
+	if _m.Edges.namedGiftCards == nil {
+		_m.Edges.namedGiftCards = make(map[string][]*GiftCard)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedGiftCards[name] = []*GiftCard{}
+	} else {
+		_m.Edges.namedGiftCards[name] = append(_m.Edges.namedGiftCards[name], edges...)
 	}
 }
 

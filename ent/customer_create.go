@@ -13,6 +13,7 @@ import (
 	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
+	"github.com/fideliza/fideliza/ent/giftcard"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/sale"
@@ -553,6 +554,21 @@ func (_c *CustomerCreate) AddWalletEntries(v ...*WalletEntry) *CustomerCreate {
 	return _c.AddWalletEntryIDs(ids...)
 }
 
+// AddGiftCardIDs adds the "gift_cards" edge to the GiftCard entity by IDs.
+func (_c *CustomerCreate) AddGiftCardIDs(ids ...string) *CustomerCreate {
+	_c.mutation.AddGiftCardIDs(ids...)
+	return _c
+}
+
+// AddGiftCards adds the "gift_cards" edges to the GiftCard entity.
+func (_c *CustomerCreate) AddGiftCards(v ...*GiftCard) *CustomerCreate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddGiftCardIDs(ids...)
+}
+
 // AddRedemptionIDs adds the "redemptions" edge to the Redemption entity by IDs.
 func (_c *CustomerCreate) AddRedemptionIDs(ids ...string) *CustomerCreate {
 	_c.mutation.AddRedemptionIDs(ids...)
@@ -1087,6 +1103,22 @@ func (_c *CustomerCreate) createSpec() (*Customer, *sqlgraph.CreateSpec, error) 
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(walletentry.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.GiftCardsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.GiftCardsTable,
+			Columns: []string{customer.GiftCardsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(giftcard.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

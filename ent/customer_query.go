@@ -17,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
+	"github.com/fideliza/fideliza/ent/giftcard"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
@@ -37,6 +38,7 @@ type CustomerQuery struct {
 	withSegments            *SegmentQuery
 	withPointsEntries       *PointsEntryQuery
 	withWalletEntries       *WalletEntryQuery
+	withGiftCards           *GiftCardQuery
 	withRedemptions         *RedemptionQuery
 	withSales               *SaleQuery
 	withConsentChanges      *ConsentChangeQuery
@@ -46,6 +48,7 @@ type CustomerQuery struct {
 	withNamedSegments       map[string]*SegmentQuery
 	withNamedPointsEntries  map[string]*PointsEntryQuery
 	withNamedWalletEntries  map[string]*WalletEntryQuery
+	withNamedGiftCards      map[string]*GiftCardQuery
 	withNamedRedemptions    map[string]*RedemptionQuery
 	withNamedSales          map[string]*SaleQuery
 	withNamedConsentChanges map[string]*ConsentChangeQuery
@@ -166,6 +169,28 @@ func (_q *CustomerQuery) QueryWalletEntries() *WalletEntryQuery {
 			sqlgraph.From(customer.Table, customer.FieldID, selector),
 			sqlgraph.To(walletentry.Table, walletentry.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, customer.WalletEntriesTable, customer.WalletEntriesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryGiftCards chains the current query on the "gift_cards" edge.
+func (_q *CustomerQuery) QueryGiftCards() *GiftCardQuery {
+	query := (&GiftCardClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customer.Table, customer.FieldID, selector),
+			sqlgraph.To(giftcard.Table, giftcard.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, customer.GiftCardsTable, customer.GiftCardsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -457,6 +482,7 @@ func (_q *CustomerQuery) Clone() *CustomerQuery {
 		withSegments:       _q.withSegments.Clone(),
 		withPointsEntries:  _q.withPointsEntries.Clone(),
 		withWalletEntries:  _q.withWalletEntries.Clone(),
+		withGiftCards:      _q.withGiftCards.Clone(),
 		withRedemptions:    _q.withRedemptions.Clone(),
 		withSales:          _q.withSales.Clone(),
 		withConsentChanges: _q.withConsentChanges.Clone(),
@@ -508,6 +534,17 @@ func (_q *CustomerQuery) WithWalletEntries(opts ...func(*WalletEntryQuery)) *Cus
 		opt(query)
 	}
 	_q.withWalletEntries = query
+	return _q
+}
+
+// WithGiftCards tells the query-builder to eager-load the nodes that are connected to
+// the "gift_cards" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *CustomerQuery) WithGiftCards(opts ...func(*GiftCardQuery)) *CustomerQuery {
+	query := (&GiftCardClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withGiftCards = query
 	return _q
 }
 
@@ -639,11 +676,12 @@ func (_q *CustomerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cus
 	var (
 		nodes       = []*Customer{}
 		_spec       = _q.querySpec()
-		loadedTypes = [8]bool{
+		loadedTypes = [9]bool{
 			_q.withTenant != nil,
 			_q.withSegments != nil,
 			_q.withPointsEntries != nil,
 			_q.withWalletEntries != nil,
+			_q.withGiftCards != nil,
 			_q.withRedemptions != nil,
 			_q.withSales != nil,
 			_q.withConsentChanges != nil,
@@ -698,6 +736,13 @@ func (_q *CustomerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cus
 			return nil, err
 		}
 	}
+	if query := _q.withGiftCards; query != nil {
+		if err := _q.loadGiftCards(ctx, query, nodes,
+			func(n *Customer) { n.Edges.GiftCards = []*GiftCard{} },
+			func(n *Customer, e *GiftCard) { n.Edges.GiftCards = append(n.Edges.GiftCards, e) }); err != nil {
+			return nil, err
+		}
+	}
 	if query := _q.withRedemptions; query != nil {
 		if err := _q.loadRedemptions(ctx, query, nodes,
 			func(n *Customer) { n.Edges.Redemptions = []*Redemption{} },
@@ -743,6 +788,13 @@ func (_q *CustomerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cus
 		if err := _q.loadWalletEntries(ctx, query, nodes,
 			func(n *Customer) { n.appendNamedWalletEntries(name) },
 			func(n *Customer, e *WalletEntry) { n.appendNamedWalletEntries(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedGiftCards {
+		if err := _q.loadGiftCards(ctx, query, nodes,
+			func(n *Customer) { n.appendNamedGiftCards(name) },
+			func(n *Customer, e *GiftCard) { n.appendNamedGiftCards(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -920,6 +972,39 @@ func (_q *CustomerQuery) loadWalletEntries(ctx context.Context, query *WalletEnt
 		node, ok := nodeids[fk]
 		if !ok {
 			return fmt.Errorf(`unexpected referenced foreign-key "customer_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *CustomerQuery) loadGiftCards(ctx context.Context, query *GiftCardQuery, nodes []*Customer, init func(*Customer), assign func(*Customer, *GiftCard)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Customer)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(giftcard.FieldCustomerID)
+	}
+	query.Where(predicate.GiftCard(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(customer.GiftCardsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.CustomerID
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "customer_id" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "customer_id" returned %v for node %v`, *fk, n.ID)
 		}
 		assign(node, n)
 	}
@@ -1201,6 +1286,20 @@ func (_q *CustomerQuery) WithNamedWalletEntries(name string, opts ...func(*Walle
 		_q.withNamedWalletEntries = make(map[string]*WalletEntryQuery)
 	}
 	_q.withNamedWalletEntries[name] = query
+	return _q
+}
+
+// WithNamedGiftCards tells the query-builder to eager-load the nodes that are connected to the "gift_cards"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *CustomerQuery) WithNamedGiftCards(name string, opts ...func(*GiftCardQuery)) *CustomerQuery {
+	query := (&GiftCardClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedGiftCards == nil {
+		_q.withNamedGiftCards = make(map[string]*GiftCardQuery)
+	}
+	_q.withNamedGiftCards[name] = query
 	return _q
 }
 

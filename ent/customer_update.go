@@ -14,6 +14,7 @@ import (
 	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
+	"github.com/fideliza/fideliza/ent/giftcard"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
@@ -653,6 +654,21 @@ func (_u *CustomerUpdate) AddWalletEntries(v ...*WalletEntry) *CustomerUpdate {
 	return _u.AddWalletEntryIDs(ids...)
 }
 
+// AddGiftCardIDs adds the "gift_cards" edge to the GiftCard entity by IDs.
+func (_u *CustomerUpdate) AddGiftCardIDs(ids ...string) *CustomerUpdate {
+	_u.mutation.AddGiftCardIDs(ids...)
+	return _u
+}
+
+// AddGiftCards adds the "gift_cards" edges to the GiftCard entity.
+func (_u *CustomerUpdate) AddGiftCards(v ...*GiftCard) *CustomerUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddGiftCardIDs(ids...)
+}
+
 // AddRedemptionIDs adds the "redemptions" edge to the Redemption entity by IDs.
 func (_u *CustomerUpdate) AddRedemptionIDs(ids ...string) *CustomerUpdate {
 	_u.mutation.AddRedemptionIDs(ids...)
@@ -783,6 +799,27 @@ func (_u *CustomerUpdate) RemoveWalletEntries(v ...*WalletEntry) *CustomerUpdate
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveWalletEntryIDs(ids...)
+}
+
+// ClearGiftCards clears all "gift_cards" edges to the GiftCard entity.
+func (_u *CustomerUpdate) ClearGiftCards() *CustomerUpdate {
+	_u.mutation.ClearGiftCards()
+	return _u
+}
+
+// RemoveGiftCardIDs removes the "gift_cards" edge to GiftCard entities by IDs.
+func (_u *CustomerUpdate) RemoveGiftCardIDs(ids ...string) *CustomerUpdate {
+	_u.mutation.RemoveGiftCardIDs(ids...)
+	return _u
+}
+
+// RemoveGiftCards removes "gift_cards" edges to GiftCard entities.
+func (_u *CustomerUpdate) RemoveGiftCards(v ...*GiftCard) *CustomerUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveGiftCardIDs(ids...)
 }
 
 // ClearRedemptions clears all "redemptions" edges to the Redemption entity.
@@ -1257,6 +1294,51 @@ func (_u *CustomerUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(walletentry.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.GiftCardsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.GiftCardsTable,
+			Columns: []string{customer.GiftCardsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(giftcard.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedGiftCardsIDs(); len(nodes) > 0 && !_u.mutation.GiftCardsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.GiftCardsTable,
+			Columns: []string{customer.GiftCardsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(giftcard.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.GiftCardsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.GiftCardsTable,
+			Columns: []string{customer.GiftCardsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(giftcard.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {
@@ -2065,6 +2147,21 @@ func (_u *CustomerUpdateOne) AddWalletEntries(v ...*WalletEntry) *CustomerUpdate
 	return _u.AddWalletEntryIDs(ids...)
 }
 
+// AddGiftCardIDs adds the "gift_cards" edge to the GiftCard entity by IDs.
+func (_u *CustomerUpdateOne) AddGiftCardIDs(ids ...string) *CustomerUpdateOne {
+	_u.mutation.AddGiftCardIDs(ids...)
+	return _u
+}
+
+// AddGiftCards adds the "gift_cards" edges to the GiftCard entity.
+func (_u *CustomerUpdateOne) AddGiftCards(v ...*GiftCard) *CustomerUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddGiftCardIDs(ids...)
+}
+
 // AddRedemptionIDs adds the "redemptions" edge to the Redemption entity by IDs.
 func (_u *CustomerUpdateOne) AddRedemptionIDs(ids ...string) *CustomerUpdateOne {
 	_u.mutation.AddRedemptionIDs(ids...)
@@ -2195,6 +2292,27 @@ func (_u *CustomerUpdateOne) RemoveWalletEntries(v ...*WalletEntry) *CustomerUpd
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveWalletEntryIDs(ids...)
+}
+
+// ClearGiftCards clears all "gift_cards" edges to the GiftCard entity.
+func (_u *CustomerUpdateOne) ClearGiftCards() *CustomerUpdateOne {
+	_u.mutation.ClearGiftCards()
+	return _u
+}
+
+// RemoveGiftCardIDs removes the "gift_cards" edge to GiftCard entities by IDs.
+func (_u *CustomerUpdateOne) RemoveGiftCardIDs(ids ...string) *CustomerUpdateOne {
+	_u.mutation.RemoveGiftCardIDs(ids...)
+	return _u
+}
+
+// RemoveGiftCards removes "gift_cards" edges to GiftCard entities.
+func (_u *CustomerUpdateOne) RemoveGiftCards(v ...*GiftCard) *CustomerUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveGiftCardIDs(ids...)
 }
 
 // ClearRedemptions clears all "redemptions" edges to the Redemption entity.
@@ -2699,6 +2817,51 @@ func (_u *CustomerUpdateOne) sqlSave(ctx context.Context) (_node *Customer, err 
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(walletentry.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.GiftCardsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.GiftCardsTable,
+			Columns: []string{customer.GiftCardsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(giftcard.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedGiftCardsIDs(); len(nodes) > 0 && !_u.mutation.GiftCardsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.GiftCardsTable,
+			Columns: []string{customer.GiftCardsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(giftcard.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.GiftCardsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.GiftCardsTable,
+			Columns: []string{customer.GiftCardsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(giftcard.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

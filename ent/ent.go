@@ -25,6 +25,8 @@ import (
 	"github.com/fideliza/fideliza/ent/customerimportproblem"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/giftcard"
+	"github.com/fideliza/fideliza/ent/giftcardentry"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointshold"
@@ -126,6 +128,8 @@ func checkColumn(t, c string) error {
 			customerimportproblem.Table:  customerimportproblem.ValidColumn,
 			customerscore.Table:          customerscore.ValidColumn,
 			event.Table:                  event.ValidColumn,
+			giftcard.Table:               giftcard.ValidColumn,
+			giftcardentry.Table:          giftcardentry.ValidColumn,
 			idempotencykey.Table:         idempotencykey.ValidColumn,
 			pointsentry.Table:            pointsentry.ValidColumn,
 			pointshold.Table:             pointshold.ValidColumn,

@@ -16,6 +16,8 @@ import (
 	"github.com/fideliza/fideliza/ent/customerimportproblem"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/giftcard"
+	"github.com/fideliza/fideliza/ent/giftcardentry"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointshold"
@@ -54,7 +56,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 41)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 43)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apiclient.Table,
@@ -386,6 +388,59 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[13] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   giftcard.Table,
+			Columns: giftcard.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: giftcard.FieldID,
+			},
+		},
+		Type: "GiftCard",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			giftcard.FieldTenantID:           {Type: field.TypeString, Column: giftcard.FieldTenantID},
+			giftcard.FieldCreatedAt:          {Type: field.TypeTime, Column: giftcard.FieldCreatedAt},
+			giftcard.FieldCodeHash:           {Type: field.TypeString, Column: giftcard.FieldCodeHash},
+			giftcard.FieldCodeLast4:          {Type: field.TypeString, Column: giftcard.FieldCodeLast4},
+			giftcard.FieldBatchID:            {Type: field.TypeString, Column: giftcard.FieldBatchID},
+			giftcard.FieldCustomerID:         {Type: field.TypeString, Column: giftcard.FieldCustomerID},
+			giftcard.FieldStatus:             {Type: field.TypeEnum, Column: giftcard.FieldStatus},
+			giftcard.FieldInitialCents:       {Type: field.TypeInt64, Column: giftcard.FieldInitialCents},
+			giftcard.FieldBalanceCents:       {Type: field.TypeInt64, Column: giftcard.FieldBalanceCents},
+			giftcard.FieldLoadedCents:        {Type: field.TypeInt64, Column: giftcard.FieldLoadedCents},
+			giftcard.FieldRedeemedCents:      {Type: field.TypeInt64, Column: giftcard.FieldRedeemedCents},
+			giftcard.FieldExpiresAt:          {Type: field.TypeTime, Column: giftcard.FieldExpiresAt},
+			giftcard.FieldActivatedAt:        {Type: field.TypeTime, Column: giftcard.FieldActivatedAt},
+			giftcard.FieldCancelledAt:        {Type: field.TypeTime, Column: giftcard.FieldCancelledAt},
+			giftcard.FieldExpiringNotifiedAt: {Type: field.TypeTime, Column: giftcard.FieldExpiringNotifiedAt},
+			giftcard.FieldStoreCode:          {Type: field.TypeString, Column: giftcard.FieldStoreCode},
+			giftcard.FieldNote:               {Type: field.TypeString, Column: giftcard.FieldNote},
+		},
+	}
+	graph.Nodes[14] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   giftcardentry.Table,
+			Columns: giftcardentry.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: giftcardentry.FieldID,
+			},
+		},
+		Type: "GiftCardEntry",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			giftcardentry.FieldTenantID:          {Type: field.TypeString, Column: giftcardentry.FieldTenantID},
+			giftcardentry.FieldCreatedAt:         {Type: field.TypeTime, Column: giftcardentry.FieldCreatedAt},
+			giftcardentry.FieldGiftCardID:        {Type: field.TypeString, Column: giftcardentry.FieldGiftCardID},
+			giftcardentry.FieldKind:              {Type: field.TypeEnum, Column: giftcardentry.FieldKind},
+			giftcardentry.FieldAmountCents:       {Type: field.TypeInt64, Column: giftcardentry.FieldAmountCents},
+			giftcardentry.FieldBalanceAfterCents: {Type: field.TypeInt64, Column: giftcardentry.FieldBalanceAfterCents},
+			giftcardentry.FieldSourceKind:        {Type: field.TypeEnum, Column: giftcardentry.FieldSourceKind},
+			giftcardentry.FieldSourceID:          {Type: field.TypeString, Column: giftcardentry.FieldSourceID},
+			giftcardentry.FieldStoreCode:         {Type: field.TypeString, Column: giftcardentry.FieldStoreCode},
+			giftcardentry.FieldReason:            {Type: field.TypeString, Column: giftcardentry.FieldReason},
+		},
+	}
+	graph.Nodes[15] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   idempotencykey.Table,
 			Columns: idempotencykey.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -405,7 +460,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			idempotencykey.FieldExpiresAt:      {Type: field.TypeTime, Column: idempotencykey.FieldExpiresAt},
 		},
 	}
-	graph.Nodes[14] = &sqlgraph.Node{
+	graph.Nodes[16] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   pointsentry.Table,
 			Columns: pointsentry.Columns,
@@ -431,7 +486,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			pointsentry.FieldExpiresAt:    {Type: field.TypeTime, Column: pointsentry.FieldExpiresAt},
 		},
 	}
-	graph.Nodes[15] = &sqlgraph.Node{
+	graph.Nodes[17] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   pointshold.Table,
 			Columns: pointshold.Columns,
@@ -457,7 +512,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			pointshold.FieldClosedAt:   {Type: field.TypeTime, Column: pointshold.FieldClosedAt},
 		},
 	}
-	graph.Nodes[16] = &sqlgraph.Node{
+	graph.Nodes[18] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   pointslot.Table,
 			Columns: pointslot.Columns,
@@ -479,7 +534,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			pointslot.FieldExpiringNotifiedAt: {Type: field.TypeTime, Column: pointslot.FieldExpiringNotifiedAt},
 		},
 	}
-	graph.Nodes[17] = &sqlgraph.Node{
+	graph.Nodes[19] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   product.Table,
 			Columns: product.Columns,
@@ -500,7 +555,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			product.FieldBrand:     {Type: field.TypeString, Column: product.FieldBrand},
 		},
 	}
-	graph.Nodes[18] = &sqlgraph.Node{
+	graph.Nodes[20] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   redemption.Table,
 			Columns: redemption.Columns,
@@ -531,7 +586,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			redemption.FieldBudgetReturned:    {Type: field.TypeOther, Column: redemption.FieldBudgetReturned},
 		},
 	}
-	graph.Nodes[19] = &sqlgraph.Node{
+	graph.Nodes[21] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:       rollupactivepair.Table,
 			Columns:     rollupactivepair.Columns,
@@ -545,7 +600,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rollupactivepair.FieldCustomers: {Type: field.TypeInt64, Column: rollupactivepair.FieldCustomers},
 		},
 	}
-	graph.Nodes[20] = &sqlgraph.Node{
+	graph.Nodes[22] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:       rollupcampaigncustomer.Table,
 			Columns:     rollupcampaigncustomer.Columns,
@@ -561,7 +616,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rollupcampaigncustomer.FieldPaidSub:    {Type: field.TypeInt64, Column: rollupcampaigncustomer.FieldPaidSub},
 		},
 	}
-	graph.Nodes[21] = &sqlgraph.Node{
+	graph.Nodes[23] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:       rollupcampaignday.Table,
 			Columns:     rollupcampaignday.Columns,
@@ -581,7 +636,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rollupcampaignday.FieldPaidSub:       {Type: field.TypeInt64, Column: rollupcampaignday.FieldPaidSub},
 		},
 	}
-	graph.Nodes[22] = &sqlgraph.Node{
+	graph.Nodes[24] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:       rollupcustomerday.Table,
 			Columns:     rollupcustomerday.Columns,
@@ -595,7 +650,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rollupcustomerday.FieldEvents:     {Type: field.TypeInt64, Column: rollupcustomerday.FieldEvents},
 		},
 	}
-	graph.Nodes[23] = &sqlgraph.Node{
+	graph.Nodes[25] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:       rollupcustomerstore.Table,
 			Columns:     rollupcustomerstore.Columns,
@@ -610,7 +665,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rollupcustomerstore.FieldLastSoldAt: {Type: field.TypeTime, Column: rollupcustomerstore.FieldLastSoldAt},
 		},
 	}
-	graph.Nodes[24] = &sqlgraph.Node{
+	graph.Nodes[26] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:       rolluppointsday.Table,
 			Columns:     rolluppointsday.Columns,
@@ -623,7 +678,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rolluppointsday.FieldNet:      {Type: field.TypeInt64, Column: rolluppointsday.FieldNet},
 		},
 	}
-	graph.Nodes[25] = &sqlgraph.Node{
+	graph.Nodes[27] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:       rollupsalesday.Table,
 			Columns:     rollupsalesday.Columns,
@@ -643,7 +698,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rollupsalesday.FieldPayableSub:    {Type: field.TypeInt64, Column: rollupsalesday.FieldPayableSub},
 		},
 	}
-	graph.Nodes[26] = &sqlgraph.Node{
+	graph.Nodes[28] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   sale.Table,
 			Columns: sale.Columns,
@@ -680,7 +735,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			sale.FieldCouponCode:            {Type: field.TypeString, Column: sale.FieldCouponCode},
 		},
 	}
-	graph.Nodes[27] = &sqlgraph.Node{
+	graph.Nodes[29] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   saleitem.Table,
 			Columns: saleitem.Columns,
@@ -703,7 +758,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			saleitem.FieldReturnedQuantity: {Type: field.TypeOther, Column: saleitem.FieldReturnedQuantity},
 		},
 	}
-	graph.Nodes[28] = &sqlgraph.Node{
+	graph.Nodes[30] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   salepayment.Table,
 			Columns: salepayment.Columns,
@@ -725,7 +780,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			salepayment.FieldHoldID:       {Type: field.TypeString, Column: salepayment.FieldHoldID},
 		},
 	}
-	graph.Nodes[29] = &sqlgraph.Node{
+	graph.Nodes[31] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   salereturn.Table,
 			Columns: salereturn.Columns,
@@ -751,7 +806,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			salereturn.FieldProcessedAt:    {Type: field.TypeTime, Column: salereturn.FieldProcessedAt},
 		},
 	}
-	graph.Nodes[30] = &sqlgraph.Node{
+	graph.Nodes[32] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   segment.Table,
 			Columns: segment.Columns,
@@ -770,7 +825,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			segment.FieldRule:        {Type: field.TypeString, Column: segment.FieldRule},
 		},
 	}
-	graph.Nodes[31] = &sqlgraph.Node{
+	graph.Nodes[33] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   signingkey.Table,
 			Columns: signingkey.Columns,
@@ -787,7 +842,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			signingkey.FieldRetiredAt:  {Type: field.TypeTime, Column: signingkey.FieldRetiredAt},
 		},
 	}
-	graph.Nodes[32] = &sqlgraph.Node{
+	graph.Nodes[34] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   store.Table,
 			Columns: store.Columns,
@@ -806,7 +861,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			store.FieldGroups:    {Type: field.TypeJSON, Column: store.FieldGroups},
 		},
 	}
-	graph.Nodes[33] = &sqlgraph.Node{
+	graph.Nodes[35] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   tenant.Table,
 			Columns: tenant.Columns,
@@ -852,7 +907,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldCorsOrigins:                {Type: field.TypeJSON, Column: tenant.FieldCorsOrigins},
 		},
 	}
-	graph.Nodes[34] = &sqlgraph.Node{
+	graph.Nodes[36] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   validationtoken.Table,
 			Columns: validationtoken.Columns,
@@ -873,7 +928,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			validationtoken.FieldCouponID:   {Type: field.TypeString, Column: validationtoken.FieldCouponID},
 		},
 	}
-	graph.Nodes[35] = &sqlgraph.Node{
+	graph.Nodes[37] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   wallet.Table,
 			Columns: wallet.Columns,
@@ -893,7 +948,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			wallet.FieldDebtCents:    {Type: field.TypeInt64, Column: wallet.FieldDebtCents},
 		},
 	}
-	graph.Nodes[36] = &sqlgraph.Node{
+	graph.Nodes[38] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   walletentry.Table,
 			Columns: walletentry.Columns,
@@ -920,7 +975,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			walletentry.FieldPendingUntil:      {Type: field.TypeTime, Column: walletentry.FieldPendingUntil},
 		},
 	}
-	graph.Nodes[37] = &sqlgraph.Node{
+	graph.Nodes[39] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   walletlot.Table,
 			Columns: walletlot.Columns,
@@ -943,7 +998,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			walletlot.FieldExpiringNotifiedAt: {Type: field.TypeTime, Column: walletlot.FieldExpiringNotifiedAt},
 		},
 	}
-	graph.Nodes[38] = &sqlgraph.Node{
+	graph.Nodes[40] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookattempt.Table,
 			Columns: webhookattempt.Columns,
@@ -963,7 +1018,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookattempt.FieldResponseExcerpt: {Type: field.TypeString, Column: webhookattempt.FieldResponseExcerpt},
 		},
 	}
-	graph.Nodes[39] = &sqlgraph.Node{
+	graph.Nodes[41] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookdelivery.Table,
 			Columns: webhookdelivery.Columns,
@@ -988,7 +1043,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookdelivery.FieldCompletedAt:    {Type: field.TypeTime, Column: webhookdelivery.FieldCompletedAt},
 		},
 	}
-	graph.Nodes[40] = &sqlgraph.Node{
+	graph.Nodes[42] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookendpoint.Table,
 			Columns: webhookendpoint.Columns,
@@ -1204,6 +1259,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"WalletEntry",
 	)
 	graph.MustAddE(
+		"gift_cards",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.GiftCardsTable,
+			Columns: []string{customer.GiftCardsColumn},
+			Bidi:    false,
+		},
+		"Customer",
+		"GiftCard",
+	)
+	graph.MustAddE(
 		"redemptions",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
@@ -1370,6 +1437,66 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Event",
 		"Tenant",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   giftcard.TenantTable,
+			Columns: []string{giftcard.TenantColumn},
+			Bidi:    false,
+		},
+		"GiftCard",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"customer",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   giftcard.CustomerTable,
+			Columns: []string{giftcard.CustomerColumn},
+			Bidi:    false,
+		},
+		"GiftCard",
+		"Customer",
+	)
+	graph.MustAddE(
+		"entries",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   giftcard.EntriesTable,
+			Columns: []string{giftcard.EntriesColumn},
+			Bidi:    false,
+		},
+		"GiftCard",
+		"GiftCardEntry",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   giftcardentry.TenantTable,
+			Columns: []string{giftcardentry.TenantColumn},
+			Bidi:    false,
+		},
+		"GiftCardEntry",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"gift_card",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   giftcardentry.GiftCardTable,
+			Columns: []string{giftcardentry.GiftCardColumn},
+			Bidi:    false,
+		},
+		"GiftCardEntry",
+		"GiftCard",
 	)
 	graph.MustAddE(
 		"tenant",
@@ -3092,6 +3219,20 @@ func (f *CustomerFilter) WhereHasWalletEntriesWith(preds ...predicate.WalletEntr
 	})))
 }
 
+// WhereHasGiftCards applies a predicate to check if query has an edge gift_cards.
+func (f *CustomerFilter) WhereHasGiftCards() {
+	f.Where(entql.HasEdge("gift_cards"))
+}
+
+// WhereHasGiftCardsWith applies a predicate to check if query has an edge gift_cards with a given conditions (other predicates).
+func (f *CustomerFilter) WhereHasGiftCardsWith(preds ...predicate.GiftCard) {
+	f.Where(entql.HasEdgeWith("gift_cards", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // WhereHasRedemptions applies a predicate to check if query has an edge redemptions.
 func (f *CustomerFilter) WhereHasRedemptions() {
 	f.Where(entql.HasEdge("redemptions"))
@@ -3709,6 +3850,291 @@ func (f *EventFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *GiftCardQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the GiftCardQuery builder.
+func (_q *GiftCardQuery) Filter() *GiftCardFilter {
+	return &GiftCardFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *GiftCardMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the GiftCardMutation builder.
+func (m *GiftCardMutation) Filter() *GiftCardFilter {
+	return &GiftCardFilter{config: m.config, predicateAdder: m}
+}
+
+// GiftCardFilter provides a generic filtering capability at runtime for GiftCardQuery.
+type GiftCardFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *GiftCardFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *GiftCardFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(giftcard.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *GiftCardFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(giftcard.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *GiftCardFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(giftcard.FieldCreatedAt))
+}
+
+// WhereCodeHash applies the entql string predicate on the code_hash field.
+func (f *GiftCardFilter) WhereCodeHash(p entql.StringP) {
+	f.Where(p.Field(giftcard.FieldCodeHash))
+}
+
+// WhereCodeLast4 applies the entql string predicate on the code_last4 field.
+func (f *GiftCardFilter) WhereCodeLast4(p entql.StringP) {
+	f.Where(p.Field(giftcard.FieldCodeLast4))
+}
+
+// WhereBatchID applies the entql string predicate on the batch_id field.
+func (f *GiftCardFilter) WhereBatchID(p entql.StringP) {
+	f.Where(p.Field(giftcard.FieldBatchID))
+}
+
+// WhereCustomerID applies the entql string predicate on the customer_id field.
+func (f *GiftCardFilter) WhereCustomerID(p entql.StringP) {
+	f.Where(p.Field(giftcard.FieldCustomerID))
+}
+
+// WhereStatus applies the entql string predicate on the status field.
+func (f *GiftCardFilter) WhereStatus(p entql.StringP) {
+	f.Where(p.Field(giftcard.FieldStatus))
+}
+
+// WhereInitialCents applies the entql int64 predicate on the initial_cents field.
+func (f *GiftCardFilter) WhereInitialCents(p entql.Int64P) {
+	f.Where(p.Field(giftcard.FieldInitialCents))
+}
+
+// WhereBalanceCents applies the entql int64 predicate on the balance_cents field.
+func (f *GiftCardFilter) WhereBalanceCents(p entql.Int64P) {
+	f.Where(p.Field(giftcard.FieldBalanceCents))
+}
+
+// WhereLoadedCents applies the entql int64 predicate on the loaded_cents field.
+func (f *GiftCardFilter) WhereLoadedCents(p entql.Int64P) {
+	f.Where(p.Field(giftcard.FieldLoadedCents))
+}
+
+// WhereRedeemedCents applies the entql int64 predicate on the redeemed_cents field.
+func (f *GiftCardFilter) WhereRedeemedCents(p entql.Int64P) {
+	f.Where(p.Field(giftcard.FieldRedeemedCents))
+}
+
+// WhereExpiresAt applies the entql time.Time predicate on the expires_at field.
+func (f *GiftCardFilter) WhereExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(giftcard.FieldExpiresAt))
+}
+
+// WhereActivatedAt applies the entql time.Time predicate on the activated_at field.
+func (f *GiftCardFilter) WhereActivatedAt(p entql.TimeP) {
+	f.Where(p.Field(giftcard.FieldActivatedAt))
+}
+
+// WhereCancelledAt applies the entql time.Time predicate on the cancelled_at field.
+func (f *GiftCardFilter) WhereCancelledAt(p entql.TimeP) {
+	f.Where(p.Field(giftcard.FieldCancelledAt))
+}
+
+// WhereExpiringNotifiedAt applies the entql time.Time predicate on the expiring_notified_at field.
+func (f *GiftCardFilter) WhereExpiringNotifiedAt(p entql.TimeP) {
+	f.Where(p.Field(giftcard.FieldExpiringNotifiedAt))
+}
+
+// WhereStoreCode applies the entql string predicate on the store_code field.
+func (f *GiftCardFilter) WhereStoreCode(p entql.StringP) {
+	f.Where(p.Field(giftcard.FieldStoreCode))
+}
+
+// WhereNote applies the entql string predicate on the note field.
+func (f *GiftCardFilter) WhereNote(p entql.StringP) {
+	f.Where(p.Field(giftcard.FieldNote))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *GiftCardFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *GiftCardFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasCustomer applies a predicate to check if query has an edge customer.
+func (f *GiftCardFilter) WhereHasCustomer() {
+	f.Where(entql.HasEdge("customer"))
+}
+
+// WhereHasCustomerWith applies a predicate to check if query has an edge customer with a given conditions (other predicates).
+func (f *GiftCardFilter) WhereHasCustomerWith(preds ...predicate.Customer) {
+	f.Where(entql.HasEdgeWith("customer", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasEntries applies a predicate to check if query has an edge entries.
+func (f *GiftCardFilter) WhereHasEntries() {
+	f.Where(entql.HasEdge("entries"))
+}
+
+// WhereHasEntriesWith applies a predicate to check if query has an edge entries with a given conditions (other predicates).
+func (f *GiftCardFilter) WhereHasEntriesWith(preds ...predicate.GiftCardEntry) {
+	f.Where(entql.HasEdgeWith("entries", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *GiftCardEntryQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the GiftCardEntryQuery builder.
+func (_q *GiftCardEntryQuery) Filter() *GiftCardEntryFilter {
+	return &GiftCardEntryFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *GiftCardEntryMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the GiftCardEntryMutation builder.
+func (m *GiftCardEntryMutation) Filter() *GiftCardEntryFilter {
+	return &GiftCardEntryFilter{config: m.config, predicateAdder: m}
+}
+
+// GiftCardEntryFilter provides a generic filtering capability at runtime for GiftCardEntryQuery.
+type GiftCardEntryFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *GiftCardEntryFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *GiftCardEntryFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(giftcardentry.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *GiftCardEntryFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(giftcardentry.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *GiftCardEntryFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(giftcardentry.FieldCreatedAt))
+}
+
+// WhereGiftCardID applies the entql string predicate on the gift_card_id field.
+func (f *GiftCardEntryFilter) WhereGiftCardID(p entql.StringP) {
+	f.Where(p.Field(giftcardentry.FieldGiftCardID))
+}
+
+// WhereKind applies the entql string predicate on the kind field.
+func (f *GiftCardEntryFilter) WhereKind(p entql.StringP) {
+	f.Where(p.Field(giftcardentry.FieldKind))
+}
+
+// WhereAmountCents applies the entql int64 predicate on the amount_cents field.
+func (f *GiftCardEntryFilter) WhereAmountCents(p entql.Int64P) {
+	f.Where(p.Field(giftcardentry.FieldAmountCents))
+}
+
+// WhereBalanceAfterCents applies the entql int64 predicate on the balance_after_cents field.
+func (f *GiftCardEntryFilter) WhereBalanceAfterCents(p entql.Int64P) {
+	f.Where(p.Field(giftcardentry.FieldBalanceAfterCents))
+}
+
+// WhereSourceKind applies the entql string predicate on the source_kind field.
+func (f *GiftCardEntryFilter) WhereSourceKind(p entql.StringP) {
+	f.Where(p.Field(giftcardentry.FieldSourceKind))
+}
+
+// WhereSourceID applies the entql string predicate on the source_id field.
+func (f *GiftCardEntryFilter) WhereSourceID(p entql.StringP) {
+	f.Where(p.Field(giftcardentry.FieldSourceID))
+}
+
+// WhereStoreCode applies the entql string predicate on the store_code field.
+func (f *GiftCardEntryFilter) WhereStoreCode(p entql.StringP) {
+	f.Where(p.Field(giftcardentry.FieldStoreCode))
+}
+
+// WhereReason applies the entql string predicate on the reason field.
+func (f *GiftCardEntryFilter) WhereReason(p entql.StringP) {
+	f.Where(p.Field(giftcardentry.FieldReason))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *GiftCardEntryFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *GiftCardEntryFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasGiftCard applies a predicate to check if query has an edge gift_card.
+func (f *GiftCardEntryFilter) WhereHasGiftCard() {
+	f.Where(entql.HasEdge("gift_card"))
+}
+
+// WhereHasGiftCardWith applies a predicate to check if query has an edge gift_card with a given conditions (other predicates).
+func (f *GiftCardEntryFilter) WhereHasGiftCardWith(preds ...predicate.GiftCard) {
+	f.Where(entql.HasEdgeWith("gift_card", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *IdempotencyKeyQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -3737,7 +4163,7 @@ type IdempotencyKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *IdempotencyKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3831,7 +4257,7 @@ type PointsEntryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PointsEntryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3964,7 +4390,7 @@ type PointsHoldFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PointsHoldFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4097,7 +4523,7 @@ type PointsLotFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PointsLotFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4224,7 +4650,7 @@ type ProductFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ProductFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4318,7 +4744,7 @@ type RedemptionFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RedemptionFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4508,7 +4934,7 @@ type RollupActivePairFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RollupActivePairFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4553,7 +4979,7 @@ type RollupCampaignCustomerFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RollupCampaignCustomerFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4608,7 +5034,7 @@ type RollupCampaignDayFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RollupCampaignDayFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4683,7 +5109,7 @@ type RollupCustomerDayFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RollupCustomerDayFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4728,7 +5154,7 @@ type RollupCustomerStoreFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RollupCustomerStoreFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4778,7 +5204,7 @@ type RollupPointsDayFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RollupPointsDayFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4818,7 +5244,7 @@ type RollupSalesDayFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RollupSalesDayFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4903,7 +5329,7 @@ type SaleFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[28].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5147,7 +5573,7 @@ type SaleItemFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleItemFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[29].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5265,7 +5691,7 @@ type SalePaymentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SalePaymentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[28].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[30].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5378,7 +5804,7 @@ type SaleReturnFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleReturnFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[29].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[31].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5511,7 +5937,7 @@ type SegmentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SegmentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[30].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[32].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5623,7 +6049,7 @@ type SigningKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SigningKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[31].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[33].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5683,7 +6109,7 @@ type StoreFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *StoreFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[32].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[34].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5767,7 +6193,7 @@ type TenantFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TenantFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[33].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[35].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6000,7 +6426,7 @@ type ValidationTokenFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ValidationTokenFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[34].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[36].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6108,7 +6534,7 @@ type WalletFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WalletFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[35].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[37].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6211,7 +6637,7 @@ type WalletEntryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WalletEntryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[36].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[38].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6349,7 +6775,7 @@ type WalletLotFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WalletLotFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[37].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[39].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6481,7 +6907,7 @@ type WebhookAttemptFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookAttemptFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[38].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[40].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6584,7 +7010,7 @@ type WebhookDeliveryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookDeliveryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[39].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[41].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6740,7 +7166,7 @@ type WebhookEndpointFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookEndpointFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[40].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[42].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

@@ -18,6 +18,8 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/giftcard"
+	"github.com/fideliza/fideliza/ent/giftcardentry"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
@@ -1305,6 +1307,95 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 				*wq = *query
 			})
 
+		case "giftCards":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&GiftCardClient{config: _q.config}).Query()
+			)
+			args := newGiftCardPaginateArgs(fieldArgs(ctx, new(GiftCardWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newGiftCardPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Customer) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID string `sql:"customer_id"`
+							Count  int    `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(customer.GiftCardsColumn), ids...))
+						})
+						if err := query.GroupBy(customer.GiftCardsColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[string]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[3] == nil {
+								nodes[i].Edges.totalCount[3] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[3][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Customer) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.GiftCards)
+							if nodes[i].Edges.totalCount[3] == nil {
+								nodes[i].Edges.totalCount[3] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[3][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, giftcardImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(customer.GiftCardsColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedGiftCards(alias, func(wq *GiftCardQuery) {
+				*wq = *query
+			})
+
 		case "redemptions":
 			var (
 				alias = field.Alias
@@ -1348,10 +1439,10 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[3] == nil {
-								nodes[i].Edges.totalCount[3] = make(map[string]int)
+							if nodes[i].Edges.totalCount[4] == nil {
+								nodes[i].Edges.totalCount[4] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[3][alias] = n
+							nodes[i].Edges.totalCount[4][alias] = n
 						}
 						return nil
 					})
@@ -1359,10 +1450,10 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Customer) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.Redemptions)
-							if nodes[i].Edges.totalCount[3] == nil {
-								nodes[i].Edges.totalCount[3] = make(map[string]int)
+							if nodes[i].Edges.totalCount[4] == nil {
+								nodes[i].Edges.totalCount[4] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[3][alias] = n
+							nodes[i].Edges.totalCount[4][alias] = n
 						}
 						return nil
 					})
@@ -1437,10 +1528,10 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[4] == nil {
-								nodes[i].Edges.totalCount[4] = make(map[string]int)
+							if nodes[i].Edges.totalCount[5] == nil {
+								nodes[i].Edges.totalCount[5] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[4][alias] = n
+							nodes[i].Edges.totalCount[5][alias] = n
 						}
 						return nil
 					})
@@ -1448,10 +1539,10 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Customer) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.Sales)
-							if nodes[i].Edges.totalCount[4] == nil {
-								nodes[i].Edges.totalCount[4] = make(map[string]int)
+							if nodes[i].Edges.totalCount[5] == nil {
+								nodes[i].Edges.totalCount[5] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[4][alias] = n
+							nodes[i].Edges.totalCount[5][alias] = n
 						}
 						return nil
 					})
@@ -1526,10 +1617,10 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[5] == nil {
-								nodes[i].Edges.totalCount[5] = make(map[string]int)
+							if nodes[i].Edges.totalCount[6] == nil {
+								nodes[i].Edges.totalCount[6] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[5][alias] = n
+							nodes[i].Edges.totalCount[6][alias] = n
 						}
 						return nil
 					})
@@ -1537,10 +1628,10 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Customer) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.ConsentChanges)
-							if nodes[i].Edges.totalCount[5] == nil {
-								nodes[i].Edges.totalCount[5] = make(map[string]int)
+							if nodes[i].Edges.totalCount[6] == nil {
+								nodes[i].Edges.totalCount[6] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[5][alias] = n
+							nodes[i].Edges.totalCount[6][alias] = n
 						}
 						return nil
 					})
@@ -2054,6 +2145,388 @@ func newEventPaginateArgs(rv map[string]any) *eventPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*EventWhereInput); ok {
 		args.opts = append(args.opts, WithEventFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *GiftCardQuery) CollectFields(ctx context.Context, satisfies ...string) (*GiftCardQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *GiftCardQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(giftcard.Columns))
+		selectedFields = []string{giftcard.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "customer":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&CustomerClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, customerImplementors)...); err != nil {
+				return err
+			}
+			_q.withCustomer = query
+			if _, ok := fieldSeen[giftcard.FieldCustomerID]; !ok {
+				selectedFields = append(selectedFields, giftcard.FieldCustomerID)
+				fieldSeen[giftcard.FieldCustomerID] = struct{}{}
+			}
+
+		case "entries":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&GiftCardEntryClient{config: _q.config}).Query()
+			)
+			args := newGiftCardEntryPaginateArgs(fieldArgs(ctx, new(GiftCardEntryWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newGiftCardEntryPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*GiftCard) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID string `sql:"gift_card_id"`
+							Count  int    `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(giftcard.EntriesColumn), ids...))
+						})
+						if err := query.GroupBy(giftcard.EntriesColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[string]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[1] == nil {
+								nodes[i].Edges.totalCount[1] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[1][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*GiftCard) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Entries)
+							if nodes[i].Edges.totalCount[1] == nil {
+								nodes[i].Edges.totalCount[1] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[1][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, giftcardentryImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(giftcard.EntriesColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedEntries(alias, func(wq *GiftCardEntryQuery) {
+				*wq = *query
+			})
+		case "tenantID":
+			if _, ok := fieldSeen[giftcard.FieldTenantID]; !ok {
+				selectedFields = append(selectedFields, giftcard.FieldTenantID)
+				fieldSeen[giftcard.FieldTenantID] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[giftcard.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, giftcard.FieldCreatedAt)
+				fieldSeen[giftcard.FieldCreatedAt] = struct{}{}
+			}
+		case "codeLast4":
+			if _, ok := fieldSeen[giftcard.FieldCodeLast4]; !ok {
+				selectedFields = append(selectedFields, giftcard.FieldCodeLast4)
+				fieldSeen[giftcard.FieldCodeLast4] = struct{}{}
+			}
+		case "batchID":
+			if _, ok := fieldSeen[giftcard.FieldBatchID]; !ok {
+				selectedFields = append(selectedFields, giftcard.FieldBatchID)
+				fieldSeen[giftcard.FieldBatchID] = struct{}{}
+			}
+		case "customerID":
+			if _, ok := fieldSeen[giftcard.FieldCustomerID]; !ok {
+				selectedFields = append(selectedFields, giftcard.FieldCustomerID)
+				fieldSeen[giftcard.FieldCustomerID] = struct{}{}
+			}
+		case "status":
+			if _, ok := fieldSeen[giftcard.FieldStatus]; !ok {
+				selectedFields = append(selectedFields, giftcard.FieldStatus)
+				fieldSeen[giftcard.FieldStatus] = struct{}{}
+			}
+		case "expiresAt":
+			if _, ok := fieldSeen[giftcard.FieldExpiresAt]; !ok {
+				selectedFields = append(selectedFields, giftcard.FieldExpiresAt)
+				fieldSeen[giftcard.FieldExpiresAt] = struct{}{}
+			}
+		case "activatedAt":
+			if _, ok := fieldSeen[giftcard.FieldActivatedAt]; !ok {
+				selectedFields = append(selectedFields, giftcard.FieldActivatedAt)
+				fieldSeen[giftcard.FieldActivatedAt] = struct{}{}
+			}
+		case "cancelledAt":
+			if _, ok := fieldSeen[giftcard.FieldCancelledAt]; !ok {
+				selectedFields = append(selectedFields, giftcard.FieldCancelledAt)
+				fieldSeen[giftcard.FieldCancelledAt] = struct{}{}
+			}
+		case "storeCode":
+			if _, ok := fieldSeen[giftcard.FieldStoreCode]; !ok {
+				selectedFields = append(selectedFields, giftcard.FieldStoreCode)
+				fieldSeen[giftcard.FieldStoreCode] = struct{}{}
+			}
+		case "note":
+			if _, ok := fieldSeen[giftcard.FieldNote]; !ok {
+				selectedFields = append(selectedFields, giftcard.FieldNote)
+				fieldSeen[giftcard.FieldNote] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type giftcardPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []GiftCardPaginateOption
+}
+
+func newGiftCardPaginateArgs(rv map[string]any) *giftcardPaginateArgs {
+	args := &giftcardPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &GiftCardOrder{Field: &GiftCardOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithGiftCardOrder(order))
+			}
+		case *GiftCardOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithGiftCardOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*GiftCardWhereInput); ok {
+		args.opts = append(args.opts, WithGiftCardFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *GiftCardEntryQuery) CollectFields(ctx context.Context, satisfies ...string) (*GiftCardEntryQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *GiftCardEntryQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(giftcardentry.Columns))
+		selectedFields = []string{giftcardentry.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "giftCard":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&GiftCardClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, giftcardImplementors)...); err != nil {
+				return err
+			}
+			_q.withGiftCard = query
+			if _, ok := fieldSeen[giftcardentry.FieldGiftCardID]; !ok {
+				selectedFields = append(selectedFields, giftcardentry.FieldGiftCardID)
+				fieldSeen[giftcardentry.FieldGiftCardID] = struct{}{}
+			}
+		case "tenantID":
+			if _, ok := fieldSeen[giftcardentry.FieldTenantID]; !ok {
+				selectedFields = append(selectedFields, giftcardentry.FieldTenantID)
+				fieldSeen[giftcardentry.FieldTenantID] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[giftcardentry.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, giftcardentry.FieldCreatedAt)
+				fieldSeen[giftcardentry.FieldCreatedAt] = struct{}{}
+			}
+		case "giftCardID":
+			if _, ok := fieldSeen[giftcardentry.FieldGiftCardID]; !ok {
+				selectedFields = append(selectedFields, giftcardentry.FieldGiftCardID)
+				fieldSeen[giftcardentry.FieldGiftCardID] = struct{}{}
+			}
+		case "kind":
+			if _, ok := fieldSeen[giftcardentry.FieldKind]; !ok {
+				selectedFields = append(selectedFields, giftcardentry.FieldKind)
+				fieldSeen[giftcardentry.FieldKind] = struct{}{}
+			}
+		case "sourceKind":
+			if _, ok := fieldSeen[giftcardentry.FieldSourceKind]; !ok {
+				selectedFields = append(selectedFields, giftcardentry.FieldSourceKind)
+				fieldSeen[giftcardentry.FieldSourceKind] = struct{}{}
+			}
+		case "sourceID":
+			if _, ok := fieldSeen[giftcardentry.FieldSourceID]; !ok {
+				selectedFields = append(selectedFields, giftcardentry.FieldSourceID)
+				fieldSeen[giftcardentry.FieldSourceID] = struct{}{}
+			}
+		case "storeCode":
+			if _, ok := fieldSeen[giftcardentry.FieldStoreCode]; !ok {
+				selectedFields = append(selectedFields, giftcardentry.FieldStoreCode)
+				fieldSeen[giftcardentry.FieldStoreCode] = struct{}{}
+			}
+		case "reason":
+			if _, ok := fieldSeen[giftcardentry.FieldReason]; !ok {
+				selectedFields = append(selectedFields, giftcardentry.FieldReason)
+				fieldSeen[giftcardentry.FieldReason] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type giftcardentryPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []GiftCardEntryPaginateOption
+}
+
+func newGiftCardEntryPaginateArgs(rv map[string]any) *giftcardentryPaginateArgs {
+	args := &giftcardentryPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &GiftCardEntryOrder{Field: &GiftCardEntryOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithGiftCardEntryOrder(order))
+			}
+		case *GiftCardEntryOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithGiftCardEntryOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*GiftCardEntryWhereInput); ok {
+		args.opts = append(args.opts, WithGiftCardEntryFilter(v.Filter))
 	}
 	return args
 }

@@ -137,6 +137,27 @@ func (_m *Customer) WalletEntries(
 	return _m.QueryWalletEntries().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *Customer) GiftCards(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *GiftCardOrder, where *GiftCardWhereInput,
+) (*GiftCardConnection, error) {
+	opts := []GiftCardPaginateOption{
+		WithGiftCardOrder(orderBy),
+		WithGiftCardFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[3][alias]
+	if nodes, err := _m.NamedGiftCards(alias); err == nil || hasTotalCount {
+		pager, err := newGiftCardPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &GiftCardConnection{Edges: []*GiftCardEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryGiftCards().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *Customer) Redemptions(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *RedemptionOrder, where *RedemptionWhereInput,
 ) (*RedemptionConnection, error) {
@@ -145,7 +166,7 @@ func (_m *Customer) Redemptions(
 		WithRedemptionFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[3][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[4][alias]
 	if nodes, err := _m.NamedRedemptions(alias); err == nil || hasTotalCount {
 		pager, err := newRedemptionPager(opts, last != nil)
 		if err != nil {
@@ -166,7 +187,7 @@ func (_m *Customer) Sales(
 		WithSaleFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[4][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
 	if nodes, err := _m.NamedSales(alias); err == nil || hasTotalCount {
 		pager, err := newSalePager(opts, last != nil)
 		if err != nil {
@@ -187,7 +208,7 @@ func (_m *Customer) ConsentChanges(
 		WithConsentChangeFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[6][alias]
 	if nodes, err := _m.NamedConsentChanges(alias); err == nil || hasTotalCount {
 		pager, err := newConsentChangePager(opts, last != nil)
 		if err != nil {
@@ -212,6 +233,43 @@ func (_m *CustomerScore) Customer(ctx context.Context) (*Customer, error) {
 	result, err := _m.Edges.CustomerOrErr()
 	if IsNotLoaded(err) {
 		result, err = _m.QueryCustomer().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *GiftCard) Customer(ctx context.Context) (*Customer, error) {
+	result, err := _m.Edges.CustomerOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryCustomer().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *GiftCard) Entries(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *GiftCardEntryOrder, where *GiftCardEntryWhereInput,
+) (*GiftCardEntryConnection, error) {
+	opts := []GiftCardEntryPaginateOption{
+		WithGiftCardEntryOrder(orderBy),
+		WithGiftCardEntryFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[1][alias]
+	if nodes, err := _m.NamedEntries(alias); err == nil || hasTotalCount {
+		pager, err := newGiftCardEntryPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &GiftCardEntryConnection{Edges: []*GiftCardEntryEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryEntries().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *GiftCardEntry) GiftCard(ctx context.Context) (*GiftCard, error) {
+	result, err := _m.Edges.GiftCardOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryGiftCard().Only(ctx)
 	}
 	return result, err
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/giftcard"
+	"github.com/fideliza/fideliza/ent/giftcardentry"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
@@ -77,6 +79,16 @@ var eventImplementors = []string{"Event", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Event) IsNode() {}
+
+var giftcardImplementors = []string{"GiftCard", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*GiftCard) IsNode() {}
+
+var giftcardentryImplementors = []string{"GiftCardEntry", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*GiftCardEntry) IsNode() {}
 
 var pointsentryImplementors = []string{"PointsEntry", "Node"}
 
@@ -274,6 +286,24 @@ func (c *Client) noder(ctx context.Context, table string, id string) (Noder, err
 			Where(event.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, eventImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case giftcard.Table:
+		query := c.GiftCard.Query().
+			Where(giftcard.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, giftcardImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case giftcardentry.Table:
+		query := c.GiftCardEntry.Query().
+			Where(giftcardentry.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, giftcardentryImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -593,6 +623,38 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		query := c.Event.Query().
 			Where(event.IDIn(ids...))
 		query, err := query.CollectFields(ctx, eventImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case giftcard.Table:
+		query := c.GiftCard.Query().
+			Where(giftcard.IDIn(ids...))
+		query, err := query.CollectFields(ctx, giftcardImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case giftcardentry.Table:
+		query := c.GiftCardEntry.Query().
+			Where(giftcardentry.IDIn(ids...))
+		query, err := query.CollectFields(ctx, giftcardentryImplementors...)
 		if err != nil {
 			return nil, err
 		}

@@ -22,6 +22,8 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/giftcard"
+	"github.com/fideliza/fideliza/ent/giftcardentry"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
@@ -2752,6 +2754,616 @@ func (_m *Event) ToEdge(order *EventOrder) *EventEdge {
 		order = DefaultEventOrder
 	}
 	return &EventEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// GiftCardEdge is the edge representation of GiftCard.
+type GiftCardEdge struct {
+	Node   *GiftCard `json:"node"`
+	Cursor Cursor    `json:"cursor"`
+}
+
+// GiftCardConnection is the connection containing edges to GiftCard.
+type GiftCardConnection struct {
+	Edges      []*GiftCardEdge `json:"edges"`
+	PageInfo   PageInfo        `json:"pageInfo"`
+	TotalCount int             `json:"totalCount"`
+}
+
+func (c *GiftCardConnection) build(nodes []*GiftCard, pager *giftcardPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *GiftCard
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *GiftCard {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *GiftCard {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*GiftCardEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &GiftCardEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// GiftCardPaginateOption enables pagination customization.
+type GiftCardPaginateOption func(*giftcardPager) error
+
+// WithGiftCardOrder configures pagination ordering.
+func WithGiftCardOrder(order *GiftCardOrder) GiftCardPaginateOption {
+	if order == nil {
+		order = DefaultGiftCardOrder
+	}
+	o := *order
+	return func(pager *giftcardPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultGiftCardOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithGiftCardFilter configures pagination filter.
+func WithGiftCardFilter(filter func(*GiftCardQuery) (*GiftCardQuery, error)) GiftCardPaginateOption {
+	return func(pager *giftcardPager) error {
+		if filter == nil {
+			return errors.New("GiftCardQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type giftcardPager struct {
+	reverse bool
+	order   *GiftCardOrder
+	filter  func(*GiftCardQuery) (*GiftCardQuery, error)
+}
+
+func newGiftCardPager(opts []GiftCardPaginateOption, reverse bool) (*giftcardPager, error) {
+	pager := &giftcardPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultGiftCardOrder
+	}
+	return pager, nil
+}
+
+func (p *giftcardPager) applyFilter(query *GiftCardQuery) (*GiftCardQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *giftcardPager) toCursor(_m *GiftCard) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *giftcardPager) applyCursors(query *GiftCardQuery, after, before *Cursor) (*GiftCardQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultGiftCardOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *giftcardPager) applyOrder(query *GiftCardQuery) *GiftCardQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultGiftCardOrder.Field {
+		query = query.Order(DefaultGiftCardOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *giftcardPager) orderExpr(query *GiftCardQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultGiftCardOrder.Field {
+			b.Comma().Ident(DefaultGiftCardOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to GiftCard.
+func (_m *GiftCardQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...GiftCardPaginateOption,
+) (*GiftCardConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newGiftCardPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &GiftCardConnection{Edges: []*GiftCardEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// GiftCardOrderFieldCreatedAt orders GiftCard by created_at.
+	GiftCardOrderFieldCreatedAt = &GiftCardOrderField{
+		Value: func(_m *GiftCard) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: giftcard.FieldCreatedAt,
+		toTerm: giftcard.ByCreatedAt,
+		toCursor: func(_m *GiftCard) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+	// GiftCardOrderFieldExpiresAt orders GiftCard by expires_at.
+	GiftCardOrderFieldExpiresAt = &GiftCardOrderField{
+		Value: func(_m *GiftCard) (ent.Value, error) {
+			return _m.ExpiresAt, nil
+		},
+		column: giftcard.FieldExpiresAt,
+		toTerm: giftcard.ByExpiresAt,
+		toCursor: func(_m *GiftCard) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.ExpiresAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f GiftCardOrderField) String() string {
+	var str string
+	switch f.column {
+	case GiftCardOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	case GiftCardOrderFieldExpiresAt.column:
+		str = "EXPIRES_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f GiftCardOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *GiftCardOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("GiftCardOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *GiftCardOrderFieldCreatedAt
+	case "EXPIRES_AT":
+		*f = *GiftCardOrderFieldExpiresAt
+	default:
+		return fmt.Errorf("%s is not a valid GiftCardOrderField", str)
+	}
+	return nil
+}
+
+// GiftCardOrderField defines the ordering field of GiftCard.
+type GiftCardOrderField struct {
+	// Value extracts the ordering value from the given GiftCard.
+	Value    func(*GiftCard) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) giftcard.OrderOption
+	toCursor func(*GiftCard) Cursor
+}
+
+// GiftCardOrder defines the ordering of GiftCard.
+type GiftCardOrder struct {
+	Direction OrderDirection      `json:"direction"`
+	Field     *GiftCardOrderField `json:"field"`
+}
+
+// DefaultGiftCardOrder is the default ordering of GiftCard.
+var DefaultGiftCardOrder = &GiftCardOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &GiftCardOrderField{
+		Value: func(_m *GiftCard) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: giftcard.FieldID,
+		toTerm: giftcard.ByID,
+		toCursor: func(_m *GiftCard) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts GiftCard into GiftCardEdge.
+func (_m *GiftCard) ToEdge(order *GiftCardOrder) *GiftCardEdge {
+	if order == nil {
+		order = DefaultGiftCardOrder
+	}
+	return &GiftCardEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// GiftCardEntryEdge is the edge representation of GiftCardEntry.
+type GiftCardEntryEdge struct {
+	Node   *GiftCardEntry `json:"node"`
+	Cursor Cursor         `json:"cursor"`
+}
+
+// GiftCardEntryConnection is the connection containing edges to GiftCardEntry.
+type GiftCardEntryConnection struct {
+	Edges      []*GiftCardEntryEdge `json:"edges"`
+	PageInfo   PageInfo             `json:"pageInfo"`
+	TotalCount int                  `json:"totalCount"`
+}
+
+func (c *GiftCardEntryConnection) build(nodes []*GiftCardEntry, pager *giftcardentryPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *GiftCardEntry
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *GiftCardEntry {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *GiftCardEntry {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*GiftCardEntryEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &GiftCardEntryEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// GiftCardEntryPaginateOption enables pagination customization.
+type GiftCardEntryPaginateOption func(*giftcardentryPager) error
+
+// WithGiftCardEntryOrder configures pagination ordering.
+func WithGiftCardEntryOrder(order *GiftCardEntryOrder) GiftCardEntryPaginateOption {
+	if order == nil {
+		order = DefaultGiftCardEntryOrder
+	}
+	o := *order
+	return func(pager *giftcardentryPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultGiftCardEntryOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithGiftCardEntryFilter configures pagination filter.
+func WithGiftCardEntryFilter(filter func(*GiftCardEntryQuery) (*GiftCardEntryQuery, error)) GiftCardEntryPaginateOption {
+	return func(pager *giftcardentryPager) error {
+		if filter == nil {
+			return errors.New("GiftCardEntryQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type giftcardentryPager struct {
+	reverse bool
+	order   *GiftCardEntryOrder
+	filter  func(*GiftCardEntryQuery) (*GiftCardEntryQuery, error)
+}
+
+func newGiftCardEntryPager(opts []GiftCardEntryPaginateOption, reverse bool) (*giftcardentryPager, error) {
+	pager := &giftcardentryPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultGiftCardEntryOrder
+	}
+	return pager, nil
+}
+
+func (p *giftcardentryPager) applyFilter(query *GiftCardEntryQuery) (*GiftCardEntryQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *giftcardentryPager) toCursor(_m *GiftCardEntry) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *giftcardentryPager) applyCursors(query *GiftCardEntryQuery, after, before *Cursor) (*GiftCardEntryQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultGiftCardEntryOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *giftcardentryPager) applyOrder(query *GiftCardEntryQuery) *GiftCardEntryQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultGiftCardEntryOrder.Field {
+		query = query.Order(DefaultGiftCardEntryOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *giftcardentryPager) orderExpr(query *GiftCardEntryQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultGiftCardEntryOrder.Field {
+			b.Comma().Ident(DefaultGiftCardEntryOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to GiftCardEntry.
+func (_m *GiftCardEntryQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...GiftCardEntryPaginateOption,
+) (*GiftCardEntryConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newGiftCardEntryPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &GiftCardEntryConnection{Edges: []*GiftCardEntryEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// GiftCardEntryOrderFieldCreatedAt orders GiftCardEntry by created_at.
+	GiftCardEntryOrderFieldCreatedAt = &GiftCardEntryOrderField{
+		Value: func(_m *GiftCardEntry) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: giftcardentry.FieldCreatedAt,
+		toTerm: giftcardentry.ByCreatedAt,
+		toCursor: func(_m *GiftCardEntry) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f GiftCardEntryOrderField) String() string {
+	var str string
+	switch f.column {
+	case GiftCardEntryOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f GiftCardEntryOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *GiftCardEntryOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("GiftCardEntryOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *GiftCardEntryOrderFieldCreatedAt
+	default:
+		return fmt.Errorf("%s is not a valid GiftCardEntryOrderField", str)
+	}
+	return nil
+}
+
+// GiftCardEntryOrderField defines the ordering field of GiftCardEntry.
+type GiftCardEntryOrderField struct {
+	// Value extracts the ordering value from the given GiftCardEntry.
+	Value    func(*GiftCardEntry) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) giftcardentry.OrderOption
+	toCursor func(*GiftCardEntry) Cursor
+}
+
+// GiftCardEntryOrder defines the ordering of GiftCardEntry.
+type GiftCardEntryOrder struct {
+	Direction OrderDirection           `json:"direction"`
+	Field     *GiftCardEntryOrderField `json:"field"`
+}
+
+// DefaultGiftCardEntryOrder is the default ordering of GiftCardEntry.
+var DefaultGiftCardEntryOrder = &GiftCardEntryOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &GiftCardEntryOrderField{
+		Value: func(_m *GiftCardEntry) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: giftcardentry.FieldID,
+		toTerm: giftcardentry.ByID,
+		toCursor: func(_m *GiftCardEntry) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts GiftCardEntry into GiftCardEntryEdge.
+func (_m *GiftCardEntry) ToEdge(order *GiftCardEntryOrder) *GiftCardEntryEdge {
+	if order == nil {
+		order = DefaultGiftCardEntryOrder
+	}
+	return &GiftCardEntryEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

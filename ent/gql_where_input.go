@@ -15,6 +15,8 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/giftcard"
+	"github.com/fideliza/fideliza/ent/giftcardentry"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/product"
@@ -3456,6 +3458,10 @@ type CustomerWhereInput struct {
 	HasWalletEntries     *bool                    `json:"hasWalletEntries,omitempty"`
 	HasWalletEntriesWith []*WalletEntryWhereInput `json:"hasWalletEntriesWith,omitempty"`
 
+	// "gift_cards" edge predicates.
+	HasGiftCards     *bool                 `json:"hasGiftCards,omitempty"`
+	HasGiftCardsWith []*GiftCardWhereInput `json:"hasGiftCardsWith,omitempty"`
+
 	// "redemptions" edge predicates.
 	HasRedemptions     *bool                   `json:"hasRedemptions,omitempty"`
 	HasRedemptionsWith []*RedemptionWhereInput `json:"hasRedemptionsWith,omitempty"`
@@ -4444,6 +4450,24 @@ func (i *CustomerWhereInput) P() (predicate.Customer, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, customer.HasWalletEntriesWith(with...))
+	}
+	if i.HasGiftCards != nil {
+		p := customer.HasGiftCards()
+		if !*i.HasGiftCards {
+			p = customer.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasGiftCardsWith) > 0 {
+		with := make([]predicate.GiftCard, 0, len(i.HasGiftCardsWith))
+		for _, w := range i.HasGiftCardsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasGiftCardsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, customer.HasGiftCardsWith(with...))
 	}
 	if i.HasRedemptions != nil {
 		p := customer.HasRedemptions()
@@ -5508,6 +5532,1186 @@ func (i *EventWhereInput) P() (predicate.Event, error) {
 		return predicates[0], nil
 	default:
 		return event.And(predicates...), nil
+	}
+}
+
+// GiftCardWhereInput represents a where input for filtering GiftCard queries.
+type GiftCardWhereInput struct {
+	Predicates []predicate.GiftCard  `json:"-"`
+	Not        *GiftCardWhereInput   `json:"not,omitempty"`
+	Or         []*GiftCardWhereInput `json:"or,omitempty"`
+	And        []*GiftCardWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "tenant_id" field predicates.
+	TenantID             *string  `json:"tenantID,omitempty"`
+	TenantIDNEQ          *string  `json:"tenantIDNEQ,omitempty"`
+	TenantIDIn           []string `json:"tenantIDIn,omitempty"`
+	TenantIDNotIn        []string `json:"tenantIDNotIn,omitempty"`
+	TenantIDGT           *string  `json:"tenantIDGT,omitempty"`
+	TenantIDGTE          *string  `json:"tenantIDGTE,omitempty"`
+	TenantIDLT           *string  `json:"tenantIDLT,omitempty"`
+	TenantIDLTE          *string  `json:"tenantIDLTE,omitempty"`
+	TenantIDContains     *string  `json:"tenantIDContains,omitempty"`
+	TenantIDHasPrefix    *string  `json:"tenantIDHasPrefix,omitempty"`
+	TenantIDHasSuffix    *string  `json:"tenantIDHasSuffix,omitempty"`
+	TenantIDEqualFold    *string  `json:"tenantIDEqualFold,omitempty"`
+	TenantIDContainsFold *string  `json:"tenantIDContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "code_last4" field predicates.
+	CodeLast4             *string  `json:"codeLast4,omitempty"`
+	CodeLast4NEQ          *string  `json:"codeLast4NEQ,omitempty"`
+	CodeLast4In           []string `json:"codeLast4In,omitempty"`
+	CodeLast4NotIn        []string `json:"codeLast4NotIn,omitempty"`
+	CodeLast4GT           *string  `json:"codeLast4GT,omitempty"`
+	CodeLast4GTE          *string  `json:"codeLast4GTE,omitempty"`
+	CodeLast4LT           *string  `json:"codeLast4LT,omitempty"`
+	CodeLast4LTE          *string  `json:"codeLast4LTE,omitempty"`
+	CodeLast4Contains     *string  `json:"codeLast4Contains,omitempty"`
+	CodeLast4HasPrefix    *string  `json:"codeLast4HasPrefix,omitempty"`
+	CodeLast4HasSuffix    *string  `json:"codeLast4HasSuffix,omitempty"`
+	CodeLast4EqualFold    *string  `json:"codeLast4EqualFold,omitempty"`
+	CodeLast4ContainsFold *string  `json:"codeLast4ContainsFold,omitempty"`
+
+	// "batch_id" field predicates.
+	BatchID             *string  `json:"batchID,omitempty"`
+	BatchIDNEQ          *string  `json:"batchIDNEQ,omitempty"`
+	BatchIDIn           []string `json:"batchIDIn,omitempty"`
+	BatchIDNotIn        []string `json:"batchIDNotIn,omitempty"`
+	BatchIDGT           *string  `json:"batchIDGT,omitempty"`
+	BatchIDGTE          *string  `json:"batchIDGTE,omitempty"`
+	BatchIDLT           *string  `json:"batchIDLT,omitempty"`
+	BatchIDLTE          *string  `json:"batchIDLTE,omitempty"`
+	BatchIDContains     *string  `json:"batchIDContains,omitempty"`
+	BatchIDHasPrefix    *string  `json:"batchIDHasPrefix,omitempty"`
+	BatchIDHasSuffix    *string  `json:"batchIDHasSuffix,omitempty"`
+	BatchIDIsNil        bool     `json:"batchIDIsNil,omitempty"`
+	BatchIDNotNil       bool     `json:"batchIDNotNil,omitempty"`
+	BatchIDEqualFold    *string  `json:"batchIDEqualFold,omitempty"`
+	BatchIDContainsFold *string  `json:"batchIDContainsFold,omitempty"`
+
+	// "customer_id" field predicates.
+	CustomerID             *string  `json:"customerID,omitempty"`
+	CustomerIDNEQ          *string  `json:"customerIDNEQ,omitempty"`
+	CustomerIDIn           []string `json:"customerIDIn,omitempty"`
+	CustomerIDNotIn        []string `json:"customerIDNotIn,omitempty"`
+	CustomerIDGT           *string  `json:"customerIDGT,omitempty"`
+	CustomerIDGTE          *string  `json:"customerIDGTE,omitempty"`
+	CustomerIDLT           *string  `json:"customerIDLT,omitempty"`
+	CustomerIDLTE          *string  `json:"customerIDLTE,omitempty"`
+	CustomerIDContains     *string  `json:"customerIDContains,omitempty"`
+	CustomerIDHasPrefix    *string  `json:"customerIDHasPrefix,omitempty"`
+	CustomerIDHasSuffix    *string  `json:"customerIDHasSuffix,omitempty"`
+	CustomerIDIsNil        bool     `json:"customerIDIsNil,omitempty"`
+	CustomerIDNotNil       bool     `json:"customerIDNotNil,omitempty"`
+	CustomerIDEqualFold    *string  `json:"customerIDEqualFold,omitempty"`
+	CustomerIDContainsFold *string  `json:"customerIDContainsFold,omitempty"`
+
+	// "status" field predicates.
+	Status      *giftcard.Status  `json:"status,omitempty"`
+	StatusNEQ   *giftcard.Status  `json:"statusNEQ,omitempty"`
+	StatusIn    []giftcard.Status `json:"statusIn,omitempty"`
+	StatusNotIn []giftcard.Status `json:"statusNotIn,omitempty"`
+
+	// "expires_at" field predicates.
+	ExpiresAt      *time.Time  `json:"expiresAt,omitempty"`
+	ExpiresAtNEQ   *time.Time  `json:"expiresAtNEQ,omitempty"`
+	ExpiresAtIn    []time.Time `json:"expiresAtIn,omitempty"`
+	ExpiresAtNotIn []time.Time `json:"expiresAtNotIn,omitempty"`
+	ExpiresAtGT    *time.Time  `json:"expiresAtGT,omitempty"`
+	ExpiresAtGTE   *time.Time  `json:"expiresAtGTE,omitempty"`
+	ExpiresAtLT    *time.Time  `json:"expiresAtLT,omitempty"`
+	ExpiresAtLTE   *time.Time  `json:"expiresAtLTE,omitempty"`
+
+	// "activated_at" field predicates.
+	ActivatedAt       *time.Time  `json:"activatedAt,omitempty"`
+	ActivatedAtNEQ    *time.Time  `json:"activatedAtNEQ,omitempty"`
+	ActivatedAtIn     []time.Time `json:"activatedAtIn,omitempty"`
+	ActivatedAtNotIn  []time.Time `json:"activatedAtNotIn,omitempty"`
+	ActivatedAtGT     *time.Time  `json:"activatedAtGT,omitempty"`
+	ActivatedAtGTE    *time.Time  `json:"activatedAtGTE,omitempty"`
+	ActivatedAtLT     *time.Time  `json:"activatedAtLT,omitempty"`
+	ActivatedAtLTE    *time.Time  `json:"activatedAtLTE,omitempty"`
+	ActivatedAtIsNil  bool        `json:"activatedAtIsNil,omitempty"`
+	ActivatedAtNotNil bool        `json:"activatedAtNotNil,omitempty"`
+
+	// "cancelled_at" field predicates.
+	CancelledAt       *time.Time  `json:"cancelledAt,omitempty"`
+	CancelledAtNEQ    *time.Time  `json:"cancelledAtNEQ,omitempty"`
+	CancelledAtIn     []time.Time `json:"cancelledAtIn,omitempty"`
+	CancelledAtNotIn  []time.Time `json:"cancelledAtNotIn,omitempty"`
+	CancelledAtGT     *time.Time  `json:"cancelledAtGT,omitempty"`
+	CancelledAtGTE    *time.Time  `json:"cancelledAtGTE,omitempty"`
+	CancelledAtLT     *time.Time  `json:"cancelledAtLT,omitempty"`
+	CancelledAtLTE    *time.Time  `json:"cancelledAtLTE,omitempty"`
+	CancelledAtIsNil  bool        `json:"cancelledAtIsNil,omitempty"`
+	CancelledAtNotNil bool        `json:"cancelledAtNotNil,omitempty"`
+
+	// "store_code" field predicates.
+	StoreCode             *string  `json:"storeCode,omitempty"`
+	StoreCodeNEQ          *string  `json:"storeCodeNEQ,omitempty"`
+	StoreCodeIn           []string `json:"storeCodeIn,omitempty"`
+	StoreCodeNotIn        []string `json:"storeCodeNotIn,omitempty"`
+	StoreCodeGT           *string  `json:"storeCodeGT,omitempty"`
+	StoreCodeGTE          *string  `json:"storeCodeGTE,omitempty"`
+	StoreCodeLT           *string  `json:"storeCodeLT,omitempty"`
+	StoreCodeLTE          *string  `json:"storeCodeLTE,omitempty"`
+	StoreCodeContains     *string  `json:"storeCodeContains,omitempty"`
+	StoreCodeHasPrefix    *string  `json:"storeCodeHasPrefix,omitempty"`
+	StoreCodeHasSuffix    *string  `json:"storeCodeHasSuffix,omitempty"`
+	StoreCodeEqualFold    *string  `json:"storeCodeEqualFold,omitempty"`
+	StoreCodeContainsFold *string  `json:"storeCodeContainsFold,omitempty"`
+
+	// "note" field predicates.
+	Note             *string  `json:"note,omitempty"`
+	NoteNEQ          *string  `json:"noteNEQ,omitempty"`
+	NoteIn           []string `json:"noteIn,omitempty"`
+	NoteNotIn        []string `json:"noteNotIn,omitempty"`
+	NoteGT           *string  `json:"noteGT,omitempty"`
+	NoteGTE          *string  `json:"noteGTE,omitempty"`
+	NoteLT           *string  `json:"noteLT,omitempty"`
+	NoteLTE          *string  `json:"noteLTE,omitempty"`
+	NoteContains     *string  `json:"noteContains,omitempty"`
+	NoteHasPrefix    *string  `json:"noteHasPrefix,omitempty"`
+	NoteHasSuffix    *string  `json:"noteHasSuffix,omitempty"`
+	NoteEqualFold    *string  `json:"noteEqualFold,omitempty"`
+	NoteContainsFold *string  `json:"noteContainsFold,omitempty"`
+
+	// "customer" edge predicates.
+	HasCustomer     *bool                 `json:"hasCustomer,omitempty"`
+	HasCustomerWith []*CustomerWhereInput `json:"hasCustomerWith,omitempty"`
+
+	// "entries" edge predicates.
+	HasEntries     *bool                      `json:"hasEntries,omitempty"`
+	HasEntriesWith []*GiftCardEntryWhereInput `json:"hasEntriesWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *GiftCardWhereInput) AddPredicates(predicates ...predicate.GiftCard) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the GiftCardWhereInput filter on the GiftCardQuery builder.
+func (i *GiftCardWhereInput) Filter(q *GiftCardQuery) (*GiftCardQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyGiftCardWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyGiftCardWhereInput is returned in case the GiftCardWhereInput is empty.
+var ErrEmptyGiftCardWhereInput = errors.New("ent: empty predicate GiftCardWhereInput")
+
+// P returns a predicate for filtering giftcards.
+// An error is returned if the input is empty or invalid.
+func (i *GiftCardWhereInput) P() (predicate.GiftCard, error) {
+	var predicates []predicate.GiftCard
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, giftcard.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.GiftCard, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, giftcard.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.GiftCard, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, giftcard.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, giftcard.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, giftcard.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, giftcard.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, giftcard.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, giftcard.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, giftcard.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, giftcard.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, giftcard.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, giftcard.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, giftcard.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.TenantID != nil {
+		predicates = append(predicates, giftcard.TenantIDEQ(*i.TenantID))
+	}
+	if i.TenantIDNEQ != nil {
+		predicates = append(predicates, giftcard.TenantIDNEQ(*i.TenantIDNEQ))
+	}
+	if len(i.TenantIDIn) > 0 {
+		predicates = append(predicates, giftcard.TenantIDIn(i.TenantIDIn...))
+	}
+	if len(i.TenantIDNotIn) > 0 {
+		predicates = append(predicates, giftcard.TenantIDNotIn(i.TenantIDNotIn...))
+	}
+	if i.TenantIDGT != nil {
+		predicates = append(predicates, giftcard.TenantIDGT(*i.TenantIDGT))
+	}
+	if i.TenantIDGTE != nil {
+		predicates = append(predicates, giftcard.TenantIDGTE(*i.TenantIDGTE))
+	}
+	if i.TenantIDLT != nil {
+		predicates = append(predicates, giftcard.TenantIDLT(*i.TenantIDLT))
+	}
+	if i.TenantIDLTE != nil {
+		predicates = append(predicates, giftcard.TenantIDLTE(*i.TenantIDLTE))
+	}
+	if i.TenantIDContains != nil {
+		predicates = append(predicates, giftcard.TenantIDContains(*i.TenantIDContains))
+	}
+	if i.TenantIDHasPrefix != nil {
+		predicates = append(predicates, giftcard.TenantIDHasPrefix(*i.TenantIDHasPrefix))
+	}
+	if i.TenantIDHasSuffix != nil {
+		predicates = append(predicates, giftcard.TenantIDHasSuffix(*i.TenantIDHasSuffix))
+	}
+	if i.TenantIDEqualFold != nil {
+		predicates = append(predicates, giftcard.TenantIDEqualFold(*i.TenantIDEqualFold))
+	}
+	if i.TenantIDContainsFold != nil {
+		predicates = append(predicates, giftcard.TenantIDContainsFold(*i.TenantIDContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, giftcard.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, giftcard.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, giftcard.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, giftcard.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, giftcard.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, giftcard.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, giftcard.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, giftcard.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.CodeLast4 != nil {
+		predicates = append(predicates, giftcard.CodeLast4EQ(*i.CodeLast4))
+	}
+	if i.CodeLast4NEQ != nil {
+		predicates = append(predicates, giftcard.CodeLast4NEQ(*i.CodeLast4NEQ))
+	}
+	if len(i.CodeLast4In) > 0 {
+		predicates = append(predicates, giftcard.CodeLast4In(i.CodeLast4In...))
+	}
+	if len(i.CodeLast4NotIn) > 0 {
+		predicates = append(predicates, giftcard.CodeLast4NotIn(i.CodeLast4NotIn...))
+	}
+	if i.CodeLast4GT != nil {
+		predicates = append(predicates, giftcard.CodeLast4GT(*i.CodeLast4GT))
+	}
+	if i.CodeLast4GTE != nil {
+		predicates = append(predicates, giftcard.CodeLast4GTE(*i.CodeLast4GTE))
+	}
+	if i.CodeLast4LT != nil {
+		predicates = append(predicates, giftcard.CodeLast4LT(*i.CodeLast4LT))
+	}
+	if i.CodeLast4LTE != nil {
+		predicates = append(predicates, giftcard.CodeLast4LTE(*i.CodeLast4LTE))
+	}
+	if i.CodeLast4Contains != nil {
+		predicates = append(predicates, giftcard.CodeLast4Contains(*i.CodeLast4Contains))
+	}
+	if i.CodeLast4HasPrefix != nil {
+		predicates = append(predicates, giftcard.CodeLast4HasPrefix(*i.CodeLast4HasPrefix))
+	}
+	if i.CodeLast4HasSuffix != nil {
+		predicates = append(predicates, giftcard.CodeLast4HasSuffix(*i.CodeLast4HasSuffix))
+	}
+	if i.CodeLast4EqualFold != nil {
+		predicates = append(predicates, giftcard.CodeLast4EqualFold(*i.CodeLast4EqualFold))
+	}
+	if i.CodeLast4ContainsFold != nil {
+		predicates = append(predicates, giftcard.CodeLast4ContainsFold(*i.CodeLast4ContainsFold))
+	}
+	if i.BatchID != nil {
+		predicates = append(predicates, giftcard.BatchIDEQ(*i.BatchID))
+	}
+	if i.BatchIDNEQ != nil {
+		predicates = append(predicates, giftcard.BatchIDNEQ(*i.BatchIDNEQ))
+	}
+	if len(i.BatchIDIn) > 0 {
+		predicates = append(predicates, giftcard.BatchIDIn(i.BatchIDIn...))
+	}
+	if len(i.BatchIDNotIn) > 0 {
+		predicates = append(predicates, giftcard.BatchIDNotIn(i.BatchIDNotIn...))
+	}
+	if i.BatchIDGT != nil {
+		predicates = append(predicates, giftcard.BatchIDGT(*i.BatchIDGT))
+	}
+	if i.BatchIDGTE != nil {
+		predicates = append(predicates, giftcard.BatchIDGTE(*i.BatchIDGTE))
+	}
+	if i.BatchIDLT != nil {
+		predicates = append(predicates, giftcard.BatchIDLT(*i.BatchIDLT))
+	}
+	if i.BatchIDLTE != nil {
+		predicates = append(predicates, giftcard.BatchIDLTE(*i.BatchIDLTE))
+	}
+	if i.BatchIDContains != nil {
+		predicates = append(predicates, giftcard.BatchIDContains(*i.BatchIDContains))
+	}
+	if i.BatchIDHasPrefix != nil {
+		predicates = append(predicates, giftcard.BatchIDHasPrefix(*i.BatchIDHasPrefix))
+	}
+	if i.BatchIDHasSuffix != nil {
+		predicates = append(predicates, giftcard.BatchIDHasSuffix(*i.BatchIDHasSuffix))
+	}
+	if i.BatchIDIsNil {
+		predicates = append(predicates, giftcard.BatchIDIsNil())
+	}
+	if i.BatchIDNotNil {
+		predicates = append(predicates, giftcard.BatchIDNotNil())
+	}
+	if i.BatchIDEqualFold != nil {
+		predicates = append(predicates, giftcard.BatchIDEqualFold(*i.BatchIDEqualFold))
+	}
+	if i.BatchIDContainsFold != nil {
+		predicates = append(predicates, giftcard.BatchIDContainsFold(*i.BatchIDContainsFold))
+	}
+	if i.CustomerID != nil {
+		predicates = append(predicates, giftcard.CustomerIDEQ(*i.CustomerID))
+	}
+	if i.CustomerIDNEQ != nil {
+		predicates = append(predicates, giftcard.CustomerIDNEQ(*i.CustomerIDNEQ))
+	}
+	if len(i.CustomerIDIn) > 0 {
+		predicates = append(predicates, giftcard.CustomerIDIn(i.CustomerIDIn...))
+	}
+	if len(i.CustomerIDNotIn) > 0 {
+		predicates = append(predicates, giftcard.CustomerIDNotIn(i.CustomerIDNotIn...))
+	}
+	if i.CustomerIDGT != nil {
+		predicates = append(predicates, giftcard.CustomerIDGT(*i.CustomerIDGT))
+	}
+	if i.CustomerIDGTE != nil {
+		predicates = append(predicates, giftcard.CustomerIDGTE(*i.CustomerIDGTE))
+	}
+	if i.CustomerIDLT != nil {
+		predicates = append(predicates, giftcard.CustomerIDLT(*i.CustomerIDLT))
+	}
+	if i.CustomerIDLTE != nil {
+		predicates = append(predicates, giftcard.CustomerIDLTE(*i.CustomerIDLTE))
+	}
+	if i.CustomerIDContains != nil {
+		predicates = append(predicates, giftcard.CustomerIDContains(*i.CustomerIDContains))
+	}
+	if i.CustomerIDHasPrefix != nil {
+		predicates = append(predicates, giftcard.CustomerIDHasPrefix(*i.CustomerIDHasPrefix))
+	}
+	if i.CustomerIDHasSuffix != nil {
+		predicates = append(predicates, giftcard.CustomerIDHasSuffix(*i.CustomerIDHasSuffix))
+	}
+	if i.CustomerIDIsNil {
+		predicates = append(predicates, giftcard.CustomerIDIsNil())
+	}
+	if i.CustomerIDNotNil {
+		predicates = append(predicates, giftcard.CustomerIDNotNil())
+	}
+	if i.CustomerIDEqualFold != nil {
+		predicates = append(predicates, giftcard.CustomerIDEqualFold(*i.CustomerIDEqualFold))
+	}
+	if i.CustomerIDContainsFold != nil {
+		predicates = append(predicates, giftcard.CustomerIDContainsFold(*i.CustomerIDContainsFold))
+	}
+	if i.Status != nil {
+		predicates = append(predicates, giftcard.StatusEQ(*i.Status))
+	}
+	if i.StatusNEQ != nil {
+		predicates = append(predicates, giftcard.StatusNEQ(*i.StatusNEQ))
+	}
+	if len(i.StatusIn) > 0 {
+		predicates = append(predicates, giftcard.StatusIn(i.StatusIn...))
+	}
+	if len(i.StatusNotIn) > 0 {
+		predicates = append(predicates, giftcard.StatusNotIn(i.StatusNotIn...))
+	}
+	if i.ExpiresAt != nil {
+		predicates = append(predicates, giftcard.ExpiresAtEQ(*i.ExpiresAt))
+	}
+	if i.ExpiresAtNEQ != nil {
+		predicates = append(predicates, giftcard.ExpiresAtNEQ(*i.ExpiresAtNEQ))
+	}
+	if len(i.ExpiresAtIn) > 0 {
+		predicates = append(predicates, giftcard.ExpiresAtIn(i.ExpiresAtIn...))
+	}
+	if len(i.ExpiresAtNotIn) > 0 {
+		predicates = append(predicates, giftcard.ExpiresAtNotIn(i.ExpiresAtNotIn...))
+	}
+	if i.ExpiresAtGT != nil {
+		predicates = append(predicates, giftcard.ExpiresAtGT(*i.ExpiresAtGT))
+	}
+	if i.ExpiresAtGTE != nil {
+		predicates = append(predicates, giftcard.ExpiresAtGTE(*i.ExpiresAtGTE))
+	}
+	if i.ExpiresAtLT != nil {
+		predicates = append(predicates, giftcard.ExpiresAtLT(*i.ExpiresAtLT))
+	}
+	if i.ExpiresAtLTE != nil {
+		predicates = append(predicates, giftcard.ExpiresAtLTE(*i.ExpiresAtLTE))
+	}
+	if i.ActivatedAt != nil {
+		predicates = append(predicates, giftcard.ActivatedAtEQ(*i.ActivatedAt))
+	}
+	if i.ActivatedAtNEQ != nil {
+		predicates = append(predicates, giftcard.ActivatedAtNEQ(*i.ActivatedAtNEQ))
+	}
+	if len(i.ActivatedAtIn) > 0 {
+		predicates = append(predicates, giftcard.ActivatedAtIn(i.ActivatedAtIn...))
+	}
+	if len(i.ActivatedAtNotIn) > 0 {
+		predicates = append(predicates, giftcard.ActivatedAtNotIn(i.ActivatedAtNotIn...))
+	}
+	if i.ActivatedAtGT != nil {
+		predicates = append(predicates, giftcard.ActivatedAtGT(*i.ActivatedAtGT))
+	}
+	if i.ActivatedAtGTE != nil {
+		predicates = append(predicates, giftcard.ActivatedAtGTE(*i.ActivatedAtGTE))
+	}
+	if i.ActivatedAtLT != nil {
+		predicates = append(predicates, giftcard.ActivatedAtLT(*i.ActivatedAtLT))
+	}
+	if i.ActivatedAtLTE != nil {
+		predicates = append(predicates, giftcard.ActivatedAtLTE(*i.ActivatedAtLTE))
+	}
+	if i.ActivatedAtIsNil {
+		predicates = append(predicates, giftcard.ActivatedAtIsNil())
+	}
+	if i.ActivatedAtNotNil {
+		predicates = append(predicates, giftcard.ActivatedAtNotNil())
+	}
+	if i.CancelledAt != nil {
+		predicates = append(predicates, giftcard.CancelledAtEQ(*i.CancelledAt))
+	}
+	if i.CancelledAtNEQ != nil {
+		predicates = append(predicates, giftcard.CancelledAtNEQ(*i.CancelledAtNEQ))
+	}
+	if len(i.CancelledAtIn) > 0 {
+		predicates = append(predicates, giftcard.CancelledAtIn(i.CancelledAtIn...))
+	}
+	if len(i.CancelledAtNotIn) > 0 {
+		predicates = append(predicates, giftcard.CancelledAtNotIn(i.CancelledAtNotIn...))
+	}
+	if i.CancelledAtGT != nil {
+		predicates = append(predicates, giftcard.CancelledAtGT(*i.CancelledAtGT))
+	}
+	if i.CancelledAtGTE != nil {
+		predicates = append(predicates, giftcard.CancelledAtGTE(*i.CancelledAtGTE))
+	}
+	if i.CancelledAtLT != nil {
+		predicates = append(predicates, giftcard.CancelledAtLT(*i.CancelledAtLT))
+	}
+	if i.CancelledAtLTE != nil {
+		predicates = append(predicates, giftcard.CancelledAtLTE(*i.CancelledAtLTE))
+	}
+	if i.CancelledAtIsNil {
+		predicates = append(predicates, giftcard.CancelledAtIsNil())
+	}
+	if i.CancelledAtNotNil {
+		predicates = append(predicates, giftcard.CancelledAtNotNil())
+	}
+	if i.StoreCode != nil {
+		predicates = append(predicates, giftcard.StoreCodeEQ(*i.StoreCode))
+	}
+	if i.StoreCodeNEQ != nil {
+		predicates = append(predicates, giftcard.StoreCodeNEQ(*i.StoreCodeNEQ))
+	}
+	if len(i.StoreCodeIn) > 0 {
+		predicates = append(predicates, giftcard.StoreCodeIn(i.StoreCodeIn...))
+	}
+	if len(i.StoreCodeNotIn) > 0 {
+		predicates = append(predicates, giftcard.StoreCodeNotIn(i.StoreCodeNotIn...))
+	}
+	if i.StoreCodeGT != nil {
+		predicates = append(predicates, giftcard.StoreCodeGT(*i.StoreCodeGT))
+	}
+	if i.StoreCodeGTE != nil {
+		predicates = append(predicates, giftcard.StoreCodeGTE(*i.StoreCodeGTE))
+	}
+	if i.StoreCodeLT != nil {
+		predicates = append(predicates, giftcard.StoreCodeLT(*i.StoreCodeLT))
+	}
+	if i.StoreCodeLTE != nil {
+		predicates = append(predicates, giftcard.StoreCodeLTE(*i.StoreCodeLTE))
+	}
+	if i.StoreCodeContains != nil {
+		predicates = append(predicates, giftcard.StoreCodeContains(*i.StoreCodeContains))
+	}
+	if i.StoreCodeHasPrefix != nil {
+		predicates = append(predicates, giftcard.StoreCodeHasPrefix(*i.StoreCodeHasPrefix))
+	}
+	if i.StoreCodeHasSuffix != nil {
+		predicates = append(predicates, giftcard.StoreCodeHasSuffix(*i.StoreCodeHasSuffix))
+	}
+	if i.StoreCodeEqualFold != nil {
+		predicates = append(predicates, giftcard.StoreCodeEqualFold(*i.StoreCodeEqualFold))
+	}
+	if i.StoreCodeContainsFold != nil {
+		predicates = append(predicates, giftcard.StoreCodeContainsFold(*i.StoreCodeContainsFold))
+	}
+	if i.Note != nil {
+		predicates = append(predicates, giftcard.NoteEQ(*i.Note))
+	}
+	if i.NoteNEQ != nil {
+		predicates = append(predicates, giftcard.NoteNEQ(*i.NoteNEQ))
+	}
+	if len(i.NoteIn) > 0 {
+		predicates = append(predicates, giftcard.NoteIn(i.NoteIn...))
+	}
+	if len(i.NoteNotIn) > 0 {
+		predicates = append(predicates, giftcard.NoteNotIn(i.NoteNotIn...))
+	}
+	if i.NoteGT != nil {
+		predicates = append(predicates, giftcard.NoteGT(*i.NoteGT))
+	}
+	if i.NoteGTE != nil {
+		predicates = append(predicates, giftcard.NoteGTE(*i.NoteGTE))
+	}
+	if i.NoteLT != nil {
+		predicates = append(predicates, giftcard.NoteLT(*i.NoteLT))
+	}
+	if i.NoteLTE != nil {
+		predicates = append(predicates, giftcard.NoteLTE(*i.NoteLTE))
+	}
+	if i.NoteContains != nil {
+		predicates = append(predicates, giftcard.NoteContains(*i.NoteContains))
+	}
+	if i.NoteHasPrefix != nil {
+		predicates = append(predicates, giftcard.NoteHasPrefix(*i.NoteHasPrefix))
+	}
+	if i.NoteHasSuffix != nil {
+		predicates = append(predicates, giftcard.NoteHasSuffix(*i.NoteHasSuffix))
+	}
+	if i.NoteEqualFold != nil {
+		predicates = append(predicates, giftcard.NoteEqualFold(*i.NoteEqualFold))
+	}
+	if i.NoteContainsFold != nil {
+		predicates = append(predicates, giftcard.NoteContainsFold(*i.NoteContainsFold))
+	}
+
+	if i.HasCustomer != nil {
+		p := giftcard.HasCustomer()
+		if !*i.HasCustomer {
+			p = giftcard.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasCustomerWith) > 0 {
+		with := make([]predicate.Customer, 0, len(i.HasCustomerWith))
+		for _, w := range i.HasCustomerWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasCustomerWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, giftcard.HasCustomerWith(with...))
+	}
+	if i.HasEntries != nil {
+		p := giftcard.HasEntries()
+		if !*i.HasEntries {
+			p = giftcard.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasEntriesWith) > 0 {
+		with := make([]predicate.GiftCardEntry, 0, len(i.HasEntriesWith))
+		for _, w := range i.HasEntriesWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasEntriesWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, giftcard.HasEntriesWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyGiftCardWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return giftcard.And(predicates...), nil
+	}
+}
+
+// GiftCardEntryWhereInput represents a where input for filtering GiftCardEntry queries.
+type GiftCardEntryWhereInput struct {
+	Predicates []predicate.GiftCardEntry  `json:"-"`
+	Not        *GiftCardEntryWhereInput   `json:"not,omitempty"`
+	Or         []*GiftCardEntryWhereInput `json:"or,omitempty"`
+	And        []*GiftCardEntryWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "tenant_id" field predicates.
+	TenantID             *string  `json:"tenantID,omitempty"`
+	TenantIDNEQ          *string  `json:"tenantIDNEQ,omitempty"`
+	TenantIDIn           []string `json:"tenantIDIn,omitempty"`
+	TenantIDNotIn        []string `json:"tenantIDNotIn,omitempty"`
+	TenantIDGT           *string  `json:"tenantIDGT,omitempty"`
+	TenantIDGTE          *string  `json:"tenantIDGTE,omitempty"`
+	TenantIDLT           *string  `json:"tenantIDLT,omitempty"`
+	TenantIDLTE          *string  `json:"tenantIDLTE,omitempty"`
+	TenantIDContains     *string  `json:"tenantIDContains,omitempty"`
+	TenantIDHasPrefix    *string  `json:"tenantIDHasPrefix,omitempty"`
+	TenantIDHasSuffix    *string  `json:"tenantIDHasSuffix,omitempty"`
+	TenantIDEqualFold    *string  `json:"tenantIDEqualFold,omitempty"`
+	TenantIDContainsFold *string  `json:"tenantIDContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "gift_card_id" field predicates.
+	GiftCardID             *string  `json:"giftCardID,omitempty"`
+	GiftCardIDNEQ          *string  `json:"giftCardIDNEQ,omitempty"`
+	GiftCardIDIn           []string `json:"giftCardIDIn,omitempty"`
+	GiftCardIDNotIn        []string `json:"giftCardIDNotIn,omitempty"`
+	GiftCardIDGT           *string  `json:"giftCardIDGT,omitempty"`
+	GiftCardIDGTE          *string  `json:"giftCardIDGTE,omitempty"`
+	GiftCardIDLT           *string  `json:"giftCardIDLT,omitempty"`
+	GiftCardIDLTE          *string  `json:"giftCardIDLTE,omitempty"`
+	GiftCardIDContains     *string  `json:"giftCardIDContains,omitempty"`
+	GiftCardIDHasPrefix    *string  `json:"giftCardIDHasPrefix,omitempty"`
+	GiftCardIDHasSuffix    *string  `json:"giftCardIDHasSuffix,omitempty"`
+	GiftCardIDEqualFold    *string  `json:"giftCardIDEqualFold,omitempty"`
+	GiftCardIDContainsFold *string  `json:"giftCardIDContainsFold,omitempty"`
+
+	// "kind" field predicates.
+	Kind      *giftcardentry.Kind  `json:"kind,omitempty"`
+	KindNEQ   *giftcardentry.Kind  `json:"kindNEQ,omitempty"`
+	KindIn    []giftcardentry.Kind `json:"kindIn,omitempty"`
+	KindNotIn []giftcardentry.Kind `json:"kindNotIn,omitempty"`
+
+	// "source_kind" field predicates.
+	SourceKind      *giftcardentry.SourceKind  `json:"sourceKind,omitempty"`
+	SourceKindNEQ   *giftcardentry.SourceKind  `json:"sourceKindNEQ,omitempty"`
+	SourceKindIn    []giftcardentry.SourceKind `json:"sourceKindIn,omitempty"`
+	SourceKindNotIn []giftcardentry.SourceKind `json:"sourceKindNotIn,omitempty"`
+
+	// "source_id" field predicates.
+	SourceID             *string  `json:"sourceID,omitempty"`
+	SourceIDNEQ          *string  `json:"sourceIDNEQ,omitempty"`
+	SourceIDIn           []string `json:"sourceIDIn,omitempty"`
+	SourceIDNotIn        []string `json:"sourceIDNotIn,omitempty"`
+	SourceIDGT           *string  `json:"sourceIDGT,omitempty"`
+	SourceIDGTE          *string  `json:"sourceIDGTE,omitempty"`
+	SourceIDLT           *string  `json:"sourceIDLT,omitempty"`
+	SourceIDLTE          *string  `json:"sourceIDLTE,omitempty"`
+	SourceIDContains     *string  `json:"sourceIDContains,omitempty"`
+	SourceIDHasPrefix    *string  `json:"sourceIDHasPrefix,omitempty"`
+	SourceIDHasSuffix    *string  `json:"sourceIDHasSuffix,omitempty"`
+	SourceIDEqualFold    *string  `json:"sourceIDEqualFold,omitempty"`
+	SourceIDContainsFold *string  `json:"sourceIDContainsFold,omitempty"`
+
+	// "store_code" field predicates.
+	StoreCode             *string  `json:"storeCode,omitempty"`
+	StoreCodeNEQ          *string  `json:"storeCodeNEQ,omitempty"`
+	StoreCodeIn           []string `json:"storeCodeIn,omitempty"`
+	StoreCodeNotIn        []string `json:"storeCodeNotIn,omitempty"`
+	StoreCodeGT           *string  `json:"storeCodeGT,omitempty"`
+	StoreCodeGTE          *string  `json:"storeCodeGTE,omitempty"`
+	StoreCodeLT           *string  `json:"storeCodeLT,omitempty"`
+	StoreCodeLTE          *string  `json:"storeCodeLTE,omitempty"`
+	StoreCodeContains     *string  `json:"storeCodeContains,omitempty"`
+	StoreCodeHasPrefix    *string  `json:"storeCodeHasPrefix,omitempty"`
+	StoreCodeHasSuffix    *string  `json:"storeCodeHasSuffix,omitempty"`
+	StoreCodeEqualFold    *string  `json:"storeCodeEqualFold,omitempty"`
+	StoreCodeContainsFold *string  `json:"storeCodeContainsFold,omitempty"`
+
+	// "reason" field predicates.
+	Reason             *string  `json:"reason,omitempty"`
+	ReasonNEQ          *string  `json:"reasonNEQ,omitempty"`
+	ReasonIn           []string `json:"reasonIn,omitempty"`
+	ReasonNotIn        []string `json:"reasonNotIn,omitempty"`
+	ReasonGT           *string  `json:"reasonGT,omitempty"`
+	ReasonGTE          *string  `json:"reasonGTE,omitempty"`
+	ReasonLT           *string  `json:"reasonLT,omitempty"`
+	ReasonLTE          *string  `json:"reasonLTE,omitempty"`
+	ReasonContains     *string  `json:"reasonContains,omitempty"`
+	ReasonHasPrefix    *string  `json:"reasonHasPrefix,omitempty"`
+	ReasonHasSuffix    *string  `json:"reasonHasSuffix,omitempty"`
+	ReasonEqualFold    *string  `json:"reasonEqualFold,omitempty"`
+	ReasonContainsFold *string  `json:"reasonContainsFold,omitempty"`
+
+	// "gift_card" edge predicates.
+	HasGiftCard     *bool                 `json:"hasGiftCard,omitempty"`
+	HasGiftCardWith []*GiftCardWhereInput `json:"hasGiftCardWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *GiftCardEntryWhereInput) AddPredicates(predicates ...predicate.GiftCardEntry) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the GiftCardEntryWhereInput filter on the GiftCardEntryQuery builder.
+func (i *GiftCardEntryWhereInput) Filter(q *GiftCardEntryQuery) (*GiftCardEntryQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyGiftCardEntryWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyGiftCardEntryWhereInput is returned in case the GiftCardEntryWhereInput is empty.
+var ErrEmptyGiftCardEntryWhereInput = errors.New("ent: empty predicate GiftCardEntryWhereInput")
+
+// P returns a predicate for filtering giftcardentries.
+// An error is returned if the input is empty or invalid.
+func (i *GiftCardEntryWhereInput) P() (predicate.GiftCardEntry, error) {
+	var predicates []predicate.GiftCardEntry
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, giftcardentry.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.GiftCardEntry, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, giftcardentry.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.GiftCardEntry, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, giftcardentry.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, giftcardentry.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, giftcardentry.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, giftcardentry.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, giftcardentry.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, giftcardentry.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, giftcardentry.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, giftcardentry.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, giftcardentry.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, giftcardentry.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, giftcardentry.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.TenantID != nil {
+		predicates = append(predicates, giftcardentry.TenantIDEQ(*i.TenantID))
+	}
+	if i.TenantIDNEQ != nil {
+		predicates = append(predicates, giftcardentry.TenantIDNEQ(*i.TenantIDNEQ))
+	}
+	if len(i.TenantIDIn) > 0 {
+		predicates = append(predicates, giftcardentry.TenantIDIn(i.TenantIDIn...))
+	}
+	if len(i.TenantIDNotIn) > 0 {
+		predicates = append(predicates, giftcardentry.TenantIDNotIn(i.TenantIDNotIn...))
+	}
+	if i.TenantIDGT != nil {
+		predicates = append(predicates, giftcardentry.TenantIDGT(*i.TenantIDGT))
+	}
+	if i.TenantIDGTE != nil {
+		predicates = append(predicates, giftcardentry.TenantIDGTE(*i.TenantIDGTE))
+	}
+	if i.TenantIDLT != nil {
+		predicates = append(predicates, giftcardentry.TenantIDLT(*i.TenantIDLT))
+	}
+	if i.TenantIDLTE != nil {
+		predicates = append(predicates, giftcardentry.TenantIDLTE(*i.TenantIDLTE))
+	}
+	if i.TenantIDContains != nil {
+		predicates = append(predicates, giftcardentry.TenantIDContains(*i.TenantIDContains))
+	}
+	if i.TenantIDHasPrefix != nil {
+		predicates = append(predicates, giftcardentry.TenantIDHasPrefix(*i.TenantIDHasPrefix))
+	}
+	if i.TenantIDHasSuffix != nil {
+		predicates = append(predicates, giftcardentry.TenantIDHasSuffix(*i.TenantIDHasSuffix))
+	}
+	if i.TenantIDEqualFold != nil {
+		predicates = append(predicates, giftcardentry.TenantIDEqualFold(*i.TenantIDEqualFold))
+	}
+	if i.TenantIDContainsFold != nil {
+		predicates = append(predicates, giftcardentry.TenantIDContainsFold(*i.TenantIDContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, giftcardentry.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, giftcardentry.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, giftcardentry.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, giftcardentry.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, giftcardentry.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, giftcardentry.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, giftcardentry.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, giftcardentry.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.GiftCardID != nil {
+		predicates = append(predicates, giftcardentry.GiftCardIDEQ(*i.GiftCardID))
+	}
+	if i.GiftCardIDNEQ != nil {
+		predicates = append(predicates, giftcardentry.GiftCardIDNEQ(*i.GiftCardIDNEQ))
+	}
+	if len(i.GiftCardIDIn) > 0 {
+		predicates = append(predicates, giftcardentry.GiftCardIDIn(i.GiftCardIDIn...))
+	}
+	if len(i.GiftCardIDNotIn) > 0 {
+		predicates = append(predicates, giftcardentry.GiftCardIDNotIn(i.GiftCardIDNotIn...))
+	}
+	if i.GiftCardIDGT != nil {
+		predicates = append(predicates, giftcardentry.GiftCardIDGT(*i.GiftCardIDGT))
+	}
+	if i.GiftCardIDGTE != nil {
+		predicates = append(predicates, giftcardentry.GiftCardIDGTE(*i.GiftCardIDGTE))
+	}
+	if i.GiftCardIDLT != nil {
+		predicates = append(predicates, giftcardentry.GiftCardIDLT(*i.GiftCardIDLT))
+	}
+	if i.GiftCardIDLTE != nil {
+		predicates = append(predicates, giftcardentry.GiftCardIDLTE(*i.GiftCardIDLTE))
+	}
+	if i.GiftCardIDContains != nil {
+		predicates = append(predicates, giftcardentry.GiftCardIDContains(*i.GiftCardIDContains))
+	}
+	if i.GiftCardIDHasPrefix != nil {
+		predicates = append(predicates, giftcardentry.GiftCardIDHasPrefix(*i.GiftCardIDHasPrefix))
+	}
+	if i.GiftCardIDHasSuffix != nil {
+		predicates = append(predicates, giftcardentry.GiftCardIDHasSuffix(*i.GiftCardIDHasSuffix))
+	}
+	if i.GiftCardIDEqualFold != nil {
+		predicates = append(predicates, giftcardentry.GiftCardIDEqualFold(*i.GiftCardIDEqualFold))
+	}
+	if i.GiftCardIDContainsFold != nil {
+		predicates = append(predicates, giftcardentry.GiftCardIDContainsFold(*i.GiftCardIDContainsFold))
+	}
+	if i.Kind != nil {
+		predicates = append(predicates, giftcardentry.KindEQ(*i.Kind))
+	}
+	if i.KindNEQ != nil {
+		predicates = append(predicates, giftcardentry.KindNEQ(*i.KindNEQ))
+	}
+	if len(i.KindIn) > 0 {
+		predicates = append(predicates, giftcardentry.KindIn(i.KindIn...))
+	}
+	if len(i.KindNotIn) > 0 {
+		predicates = append(predicates, giftcardentry.KindNotIn(i.KindNotIn...))
+	}
+	if i.SourceKind != nil {
+		predicates = append(predicates, giftcardentry.SourceKindEQ(*i.SourceKind))
+	}
+	if i.SourceKindNEQ != nil {
+		predicates = append(predicates, giftcardentry.SourceKindNEQ(*i.SourceKindNEQ))
+	}
+	if len(i.SourceKindIn) > 0 {
+		predicates = append(predicates, giftcardentry.SourceKindIn(i.SourceKindIn...))
+	}
+	if len(i.SourceKindNotIn) > 0 {
+		predicates = append(predicates, giftcardentry.SourceKindNotIn(i.SourceKindNotIn...))
+	}
+	if i.SourceID != nil {
+		predicates = append(predicates, giftcardentry.SourceIDEQ(*i.SourceID))
+	}
+	if i.SourceIDNEQ != nil {
+		predicates = append(predicates, giftcardentry.SourceIDNEQ(*i.SourceIDNEQ))
+	}
+	if len(i.SourceIDIn) > 0 {
+		predicates = append(predicates, giftcardentry.SourceIDIn(i.SourceIDIn...))
+	}
+	if len(i.SourceIDNotIn) > 0 {
+		predicates = append(predicates, giftcardentry.SourceIDNotIn(i.SourceIDNotIn...))
+	}
+	if i.SourceIDGT != nil {
+		predicates = append(predicates, giftcardentry.SourceIDGT(*i.SourceIDGT))
+	}
+	if i.SourceIDGTE != nil {
+		predicates = append(predicates, giftcardentry.SourceIDGTE(*i.SourceIDGTE))
+	}
+	if i.SourceIDLT != nil {
+		predicates = append(predicates, giftcardentry.SourceIDLT(*i.SourceIDLT))
+	}
+	if i.SourceIDLTE != nil {
+		predicates = append(predicates, giftcardentry.SourceIDLTE(*i.SourceIDLTE))
+	}
+	if i.SourceIDContains != nil {
+		predicates = append(predicates, giftcardentry.SourceIDContains(*i.SourceIDContains))
+	}
+	if i.SourceIDHasPrefix != nil {
+		predicates = append(predicates, giftcardentry.SourceIDHasPrefix(*i.SourceIDHasPrefix))
+	}
+	if i.SourceIDHasSuffix != nil {
+		predicates = append(predicates, giftcardentry.SourceIDHasSuffix(*i.SourceIDHasSuffix))
+	}
+	if i.SourceIDEqualFold != nil {
+		predicates = append(predicates, giftcardentry.SourceIDEqualFold(*i.SourceIDEqualFold))
+	}
+	if i.SourceIDContainsFold != nil {
+		predicates = append(predicates, giftcardentry.SourceIDContainsFold(*i.SourceIDContainsFold))
+	}
+	if i.StoreCode != nil {
+		predicates = append(predicates, giftcardentry.StoreCodeEQ(*i.StoreCode))
+	}
+	if i.StoreCodeNEQ != nil {
+		predicates = append(predicates, giftcardentry.StoreCodeNEQ(*i.StoreCodeNEQ))
+	}
+	if len(i.StoreCodeIn) > 0 {
+		predicates = append(predicates, giftcardentry.StoreCodeIn(i.StoreCodeIn...))
+	}
+	if len(i.StoreCodeNotIn) > 0 {
+		predicates = append(predicates, giftcardentry.StoreCodeNotIn(i.StoreCodeNotIn...))
+	}
+	if i.StoreCodeGT != nil {
+		predicates = append(predicates, giftcardentry.StoreCodeGT(*i.StoreCodeGT))
+	}
+	if i.StoreCodeGTE != nil {
+		predicates = append(predicates, giftcardentry.StoreCodeGTE(*i.StoreCodeGTE))
+	}
+	if i.StoreCodeLT != nil {
+		predicates = append(predicates, giftcardentry.StoreCodeLT(*i.StoreCodeLT))
+	}
+	if i.StoreCodeLTE != nil {
+		predicates = append(predicates, giftcardentry.StoreCodeLTE(*i.StoreCodeLTE))
+	}
+	if i.StoreCodeContains != nil {
+		predicates = append(predicates, giftcardentry.StoreCodeContains(*i.StoreCodeContains))
+	}
+	if i.StoreCodeHasPrefix != nil {
+		predicates = append(predicates, giftcardentry.StoreCodeHasPrefix(*i.StoreCodeHasPrefix))
+	}
+	if i.StoreCodeHasSuffix != nil {
+		predicates = append(predicates, giftcardentry.StoreCodeHasSuffix(*i.StoreCodeHasSuffix))
+	}
+	if i.StoreCodeEqualFold != nil {
+		predicates = append(predicates, giftcardentry.StoreCodeEqualFold(*i.StoreCodeEqualFold))
+	}
+	if i.StoreCodeContainsFold != nil {
+		predicates = append(predicates, giftcardentry.StoreCodeContainsFold(*i.StoreCodeContainsFold))
+	}
+	if i.Reason != nil {
+		predicates = append(predicates, giftcardentry.ReasonEQ(*i.Reason))
+	}
+	if i.ReasonNEQ != nil {
+		predicates = append(predicates, giftcardentry.ReasonNEQ(*i.ReasonNEQ))
+	}
+	if len(i.ReasonIn) > 0 {
+		predicates = append(predicates, giftcardentry.ReasonIn(i.ReasonIn...))
+	}
+	if len(i.ReasonNotIn) > 0 {
+		predicates = append(predicates, giftcardentry.ReasonNotIn(i.ReasonNotIn...))
+	}
+	if i.ReasonGT != nil {
+		predicates = append(predicates, giftcardentry.ReasonGT(*i.ReasonGT))
+	}
+	if i.ReasonGTE != nil {
+		predicates = append(predicates, giftcardentry.ReasonGTE(*i.ReasonGTE))
+	}
+	if i.ReasonLT != nil {
+		predicates = append(predicates, giftcardentry.ReasonLT(*i.ReasonLT))
+	}
+	if i.ReasonLTE != nil {
+		predicates = append(predicates, giftcardentry.ReasonLTE(*i.ReasonLTE))
+	}
+	if i.ReasonContains != nil {
+		predicates = append(predicates, giftcardentry.ReasonContains(*i.ReasonContains))
+	}
+	if i.ReasonHasPrefix != nil {
+		predicates = append(predicates, giftcardentry.ReasonHasPrefix(*i.ReasonHasPrefix))
+	}
+	if i.ReasonHasSuffix != nil {
+		predicates = append(predicates, giftcardentry.ReasonHasSuffix(*i.ReasonHasSuffix))
+	}
+	if i.ReasonEqualFold != nil {
+		predicates = append(predicates, giftcardentry.ReasonEqualFold(*i.ReasonEqualFold))
+	}
+	if i.ReasonContainsFold != nil {
+		predicates = append(predicates, giftcardentry.ReasonContainsFold(*i.ReasonContainsFold))
+	}
+
+	if i.HasGiftCard != nil {
+		p := giftcardentry.HasGiftCard()
+		if !*i.HasGiftCard {
+			p = giftcardentry.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasGiftCardWith) > 0 {
+		with := make([]predicate.GiftCard, 0, len(i.HasGiftCardWith))
+		for _, w := range i.HasGiftCardWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasGiftCardWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, giftcardentry.HasGiftCardWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyGiftCardEntryWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return giftcardentry.And(predicates...), nil
 	}
 }
 

@@ -25,6 +25,8 @@ import (
 	"github.com/fideliza/fideliza/ent/customerimportproblem"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/giftcard"
+	"github.com/fideliza/fideliza/ent/giftcardentry"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointshold"
@@ -72,6 +74,8 @@ const (
 	TypeCustomerImportProblem  = "CustomerImportProblem"
 	TypeCustomerScore          = "CustomerScore"
 	TypeEvent                  = "Event"
+	TypeGiftCard               = "GiftCard"
+	TypeGiftCardEntry          = "GiftCardEntry"
 	TypeIdempotencyKey         = "IdempotencyKey"
 	TypePointsEntry            = "PointsEntry"
 	TypePointsHold             = "PointsHold"
@@ -8346,6 +8350,9 @@ type CustomerMutation struct {
 	wallet_entries             map[string]struct{}
 	removedwallet_entries      map[string]struct{}
 	clearedwallet_entries      bool
+	gift_cards                 map[string]struct{}
+	removedgift_cards          map[string]struct{}
+	clearedgift_cards          bool
 	redemptions                map[string]struct{}
 	removedredemptions         map[string]struct{}
 	clearedredemptions         bool
@@ -10194,6 +10201,60 @@ func (m *CustomerMutation) ResetWalletEntries() {
 	m.removedwallet_entries = nil
 }
 
+// AddGiftCardIDs adds the "gift_cards" edge to the GiftCard entity by ids.
+func (m *CustomerMutation) AddGiftCardIDs(ids ...string) {
+	if m.gift_cards == nil {
+		m.gift_cards = make(map[string]struct{})
+	}
+	for i := range ids {
+		m.gift_cards[ids[i]] = struct{}{}
+	}
+}
+
+// ClearGiftCards clears the "gift_cards" edge to the GiftCard entity.
+func (m *CustomerMutation) ClearGiftCards() {
+	m.clearedgift_cards = true
+}
+
+// GiftCardsCleared reports if the "gift_cards" edge to the GiftCard entity was cleared.
+func (m *CustomerMutation) GiftCardsCleared() bool {
+	return m.clearedgift_cards
+}
+
+// RemoveGiftCardIDs removes the "gift_cards" edge to the GiftCard entity by IDs.
+func (m *CustomerMutation) RemoveGiftCardIDs(ids ...string) {
+	if m.removedgift_cards == nil {
+		m.removedgift_cards = make(map[string]struct{})
+	}
+	for i := range ids {
+		delete(m.gift_cards, ids[i])
+		m.removedgift_cards[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedGiftCards returns the removed IDs of the "gift_cards" edge to the GiftCard entity.
+func (m *CustomerMutation) RemovedGiftCardsIDs() (ids []string) {
+	for id := range m.removedgift_cards {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// GiftCardsIDs returns the "gift_cards" edge IDs in the mutation.
+func (m *CustomerMutation) GiftCardsIDs() (ids []string) {
+	for id := range m.gift_cards {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetGiftCards resets all changes to the "gift_cards" edge.
+func (m *CustomerMutation) ResetGiftCards() {
+	m.gift_cards = nil
+	m.clearedgift_cards = false
+	m.removedgift_cards = nil
+}
+
 // AddRedemptionIDs adds the "redemptions" edge to the Redemption entity by ids.
 func (m *CustomerMutation) AddRedemptionIDs(ids ...string) {
 	if m.redemptions == nil {
@@ -11257,7 +11318,7 @@ func (m *CustomerMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *CustomerMutation) AddedEdges() []string {
-	edges := make([]string, 0, 8)
+	edges := make([]string, 0, 9)
 	if m.tenant != nil {
 		edges = append(edges, customer.EdgeTenant)
 	}
@@ -11269,6 +11330,9 @@ func (m *CustomerMutation) AddedEdges() []string {
 	}
 	if m.wallet_entries != nil {
 		edges = append(edges, customer.EdgeWalletEntries)
+	}
+	if m.gift_cards != nil {
+		edges = append(edges, customer.EdgeGiftCards)
 	}
 	if m.redemptions != nil {
 		edges = append(edges, customer.EdgeRedemptions)
@@ -11311,6 +11375,12 @@ func (m *CustomerMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case customer.EdgeGiftCards:
+		ids := make([]ent.Value, 0, len(m.gift_cards))
+		for id := range m.gift_cards {
+			ids = append(ids, id)
+		}
+		return ids
 	case customer.EdgeRedemptions:
 		ids := make([]ent.Value, 0, len(m.redemptions))
 		for id := range m.redemptions {
@@ -11339,7 +11409,7 @@ func (m *CustomerMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *CustomerMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 8)
+	edges := make([]string, 0, 9)
 	if m.removedsegments != nil {
 		edges = append(edges, customer.EdgeSegments)
 	}
@@ -11348,6 +11418,9 @@ func (m *CustomerMutation) RemovedEdges() []string {
 	}
 	if m.removedwallet_entries != nil {
 		edges = append(edges, customer.EdgeWalletEntries)
+	}
+	if m.removedgift_cards != nil {
+		edges = append(edges, customer.EdgeGiftCards)
 	}
 	if m.removedredemptions != nil {
 		edges = append(edges, customer.EdgeRedemptions)
@@ -11383,6 +11456,12 @@ func (m *CustomerMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case customer.EdgeGiftCards:
+		ids := make([]ent.Value, 0, len(m.removedgift_cards))
+		for id := range m.removedgift_cards {
+			ids = append(ids, id)
+		}
+		return ids
 	case customer.EdgeRedemptions:
 		ids := make([]ent.Value, 0, len(m.removedredemptions))
 		for id := range m.removedredemptions {
@@ -11407,7 +11486,7 @@ func (m *CustomerMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *CustomerMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 8)
+	edges := make([]string, 0, 9)
 	if m.clearedtenant {
 		edges = append(edges, customer.EdgeTenant)
 	}
@@ -11419,6 +11498,9 @@ func (m *CustomerMutation) ClearedEdges() []string {
 	}
 	if m.clearedwallet_entries {
 		edges = append(edges, customer.EdgeWalletEntries)
+	}
+	if m.clearedgift_cards {
+		edges = append(edges, customer.EdgeGiftCards)
 	}
 	if m.clearedredemptions {
 		edges = append(edges, customer.EdgeRedemptions)
@@ -11447,6 +11529,8 @@ func (m *CustomerMutation) EdgeCleared(name string) bool {
 		return m.clearedpoints_entries
 	case customer.EdgeWalletEntries:
 		return m.clearedwallet_entries
+	case customer.EdgeGiftCards:
+		return m.clearedgift_cards
 	case customer.EdgeRedemptions:
 		return m.clearedredemptions
 	case customer.EdgeSales:
@@ -11488,6 +11572,9 @@ func (m *CustomerMutation) ResetEdge(name string) error {
 		return nil
 	case customer.EdgeWalletEntries:
 		m.ResetWalletEntries()
+		return nil
+	case customer.EdgeGiftCards:
+		m.ResetGiftCards()
 		return nil
 	case customer.EdgeRedemptions:
 		m.ResetRedemptions()
@@ -16405,6 +16492,2607 @@ func (m *EventMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Event edge %s", name)
+}
+
+// GiftCardMutation represents an operation that mutates the GiftCard nodes in the graph.
+type GiftCardMutation struct {
+	config
+	op                   Op
+	typ                  string
+	id                   *string
+	created_at           *time.Time
+	code_hash            *string
+	code_last4           *string
+	batch_id             *string
+	status               *giftcard.Status
+	initial_cents        *int64
+	addinitial_cents     *int64
+	balance_cents        *int64
+	addbalance_cents     *int64
+	loaded_cents         *int64
+	addloaded_cents      *int64
+	redeemed_cents       *int64
+	addredeemed_cents    *int64
+	expires_at           *time.Time
+	activated_at         *time.Time
+	cancelled_at         *time.Time
+	expiring_notified_at *time.Time
+	store_code           *string
+	note                 *string
+	clearedFields        map[string]struct{}
+	tenant               *string
+	clearedtenant        bool
+	customer             *string
+	clearedcustomer      bool
+	entries              map[string]struct{}
+	removedentries       map[string]struct{}
+	clearedentries       bool
+	done                 bool
+	oldValue             func(context.Context) (*GiftCard, error)
+	predicates           []predicate.GiftCard
+}
+
+var _ ent.Mutation = (*GiftCardMutation)(nil)
+
+// giftcardOption allows management of the mutation configuration using functional options.
+type giftcardOption func(*GiftCardMutation)
+
+// newGiftCardMutation creates new mutation for the GiftCard entity.
+func newGiftCardMutation(c config, op Op, opts ...giftcardOption) *GiftCardMutation {
+	m := &GiftCardMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeGiftCard,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withGiftCardID sets the ID field of the mutation.
+func withGiftCardID(id string) giftcardOption {
+	return func(m *GiftCardMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *GiftCard
+		)
+		m.oldValue = func(ctx context.Context) (*GiftCard, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().GiftCard.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withGiftCard sets the old GiftCard of the mutation.
+func withGiftCard(node *GiftCard) giftcardOption {
+	return func(m *GiftCardMutation) {
+		m.oldValue = func(context.Context) (*GiftCard, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m GiftCardMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m GiftCardMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of GiftCard entities.
+func (m *GiftCardMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *GiftCardMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *GiftCardMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().GiftCard.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *GiftCardMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *GiftCardMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the GiftCard entity.
+// If the GiftCard object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *GiftCardMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *GiftCardMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *GiftCardMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the GiftCard entity.
+// If the GiftCard object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *GiftCardMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetCodeHash sets the "code_hash" field.
+func (m *GiftCardMutation) SetCodeHash(s string) {
+	m.code_hash = &s
+}
+
+// CodeHash returns the value of the "code_hash" field in the mutation.
+func (m *GiftCardMutation) CodeHash() (r string, exists bool) {
+	v := m.code_hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCodeHash returns the old "code_hash" field's value of the GiftCard entity.
+// If the GiftCard object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardMutation) OldCodeHash(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCodeHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCodeHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCodeHash: %w", err)
+	}
+	return oldValue.CodeHash, nil
+}
+
+// ResetCodeHash resets all changes to the "code_hash" field.
+func (m *GiftCardMutation) ResetCodeHash() {
+	m.code_hash = nil
+}
+
+// SetCodeLast4 sets the "code_last4" field.
+func (m *GiftCardMutation) SetCodeLast4(s string) {
+	m.code_last4 = &s
+}
+
+// CodeLast4 returns the value of the "code_last4" field in the mutation.
+func (m *GiftCardMutation) CodeLast4() (r string, exists bool) {
+	v := m.code_last4
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCodeLast4 returns the old "code_last4" field's value of the GiftCard entity.
+// If the GiftCard object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardMutation) OldCodeLast4(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCodeLast4 is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCodeLast4 requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCodeLast4: %w", err)
+	}
+	return oldValue.CodeLast4, nil
+}
+
+// ResetCodeLast4 resets all changes to the "code_last4" field.
+func (m *GiftCardMutation) ResetCodeLast4() {
+	m.code_last4 = nil
+}
+
+// SetBatchID sets the "batch_id" field.
+func (m *GiftCardMutation) SetBatchID(s string) {
+	m.batch_id = &s
+}
+
+// BatchID returns the value of the "batch_id" field in the mutation.
+func (m *GiftCardMutation) BatchID() (r string, exists bool) {
+	v := m.batch_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBatchID returns the old "batch_id" field's value of the GiftCard entity.
+// If the GiftCard object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardMutation) OldBatchID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBatchID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBatchID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBatchID: %w", err)
+	}
+	return oldValue.BatchID, nil
+}
+
+// ClearBatchID clears the value of the "batch_id" field.
+func (m *GiftCardMutation) ClearBatchID() {
+	m.batch_id = nil
+	m.clearedFields[giftcard.FieldBatchID] = struct{}{}
+}
+
+// BatchIDCleared returns if the "batch_id" field was cleared in this mutation.
+func (m *GiftCardMutation) BatchIDCleared() bool {
+	_, ok := m.clearedFields[giftcard.FieldBatchID]
+	return ok
+}
+
+// ResetBatchID resets all changes to the "batch_id" field.
+func (m *GiftCardMutation) ResetBatchID() {
+	m.batch_id = nil
+	delete(m.clearedFields, giftcard.FieldBatchID)
+}
+
+// SetCustomerID sets the "customer_id" field.
+func (m *GiftCardMutation) SetCustomerID(s string) {
+	m.customer = &s
+}
+
+// CustomerID returns the value of the "customer_id" field in the mutation.
+func (m *GiftCardMutation) CustomerID() (r string, exists bool) {
+	v := m.customer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCustomerID returns the old "customer_id" field's value of the GiftCard entity.
+// If the GiftCard object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardMutation) OldCustomerID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCustomerID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCustomerID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCustomerID: %w", err)
+	}
+	return oldValue.CustomerID, nil
+}
+
+// ClearCustomerID clears the value of the "customer_id" field.
+func (m *GiftCardMutation) ClearCustomerID() {
+	m.customer = nil
+	m.clearedFields[giftcard.FieldCustomerID] = struct{}{}
+}
+
+// CustomerIDCleared returns if the "customer_id" field was cleared in this mutation.
+func (m *GiftCardMutation) CustomerIDCleared() bool {
+	_, ok := m.clearedFields[giftcard.FieldCustomerID]
+	return ok
+}
+
+// ResetCustomerID resets all changes to the "customer_id" field.
+func (m *GiftCardMutation) ResetCustomerID() {
+	m.customer = nil
+	delete(m.clearedFields, giftcard.FieldCustomerID)
+}
+
+// SetStatus sets the "status" field.
+func (m *GiftCardMutation) SetStatus(gi giftcard.Status) {
+	m.status = &gi
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *GiftCardMutation) Status() (r giftcard.Status, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the GiftCard entity.
+// If the GiftCard object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardMutation) OldStatus(ctx context.Context) (v giftcard.Status, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *GiftCardMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetInitialCents sets the "initial_cents" field.
+func (m *GiftCardMutation) SetInitialCents(i int64) {
+	m.initial_cents = &i
+	m.addinitial_cents = nil
+}
+
+// InitialCents returns the value of the "initial_cents" field in the mutation.
+func (m *GiftCardMutation) InitialCents() (r int64, exists bool) {
+	v := m.initial_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInitialCents returns the old "initial_cents" field's value of the GiftCard entity.
+// If the GiftCard object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardMutation) OldInitialCents(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInitialCents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInitialCents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInitialCents: %w", err)
+	}
+	return oldValue.InitialCents, nil
+}
+
+// AddInitialCents adds i to the "initial_cents" field.
+func (m *GiftCardMutation) AddInitialCents(i int64) {
+	if m.addinitial_cents != nil {
+		*m.addinitial_cents += i
+	} else {
+		m.addinitial_cents = &i
+	}
+}
+
+// AddedInitialCents returns the value that was added to the "initial_cents" field in this mutation.
+func (m *GiftCardMutation) AddedInitialCents() (r int64, exists bool) {
+	v := m.addinitial_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetInitialCents resets all changes to the "initial_cents" field.
+func (m *GiftCardMutation) ResetInitialCents() {
+	m.initial_cents = nil
+	m.addinitial_cents = nil
+}
+
+// SetBalanceCents sets the "balance_cents" field.
+func (m *GiftCardMutation) SetBalanceCents(i int64) {
+	m.balance_cents = &i
+	m.addbalance_cents = nil
+}
+
+// BalanceCents returns the value of the "balance_cents" field in the mutation.
+func (m *GiftCardMutation) BalanceCents() (r int64, exists bool) {
+	v := m.balance_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBalanceCents returns the old "balance_cents" field's value of the GiftCard entity.
+// If the GiftCard object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardMutation) OldBalanceCents(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBalanceCents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBalanceCents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBalanceCents: %w", err)
+	}
+	return oldValue.BalanceCents, nil
+}
+
+// AddBalanceCents adds i to the "balance_cents" field.
+func (m *GiftCardMutation) AddBalanceCents(i int64) {
+	if m.addbalance_cents != nil {
+		*m.addbalance_cents += i
+	} else {
+		m.addbalance_cents = &i
+	}
+}
+
+// AddedBalanceCents returns the value that was added to the "balance_cents" field in this mutation.
+func (m *GiftCardMutation) AddedBalanceCents() (r int64, exists bool) {
+	v := m.addbalance_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetBalanceCents resets all changes to the "balance_cents" field.
+func (m *GiftCardMutation) ResetBalanceCents() {
+	m.balance_cents = nil
+	m.addbalance_cents = nil
+}
+
+// SetLoadedCents sets the "loaded_cents" field.
+func (m *GiftCardMutation) SetLoadedCents(i int64) {
+	m.loaded_cents = &i
+	m.addloaded_cents = nil
+}
+
+// LoadedCents returns the value of the "loaded_cents" field in the mutation.
+func (m *GiftCardMutation) LoadedCents() (r int64, exists bool) {
+	v := m.loaded_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLoadedCents returns the old "loaded_cents" field's value of the GiftCard entity.
+// If the GiftCard object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardMutation) OldLoadedCents(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLoadedCents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLoadedCents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLoadedCents: %w", err)
+	}
+	return oldValue.LoadedCents, nil
+}
+
+// AddLoadedCents adds i to the "loaded_cents" field.
+func (m *GiftCardMutation) AddLoadedCents(i int64) {
+	if m.addloaded_cents != nil {
+		*m.addloaded_cents += i
+	} else {
+		m.addloaded_cents = &i
+	}
+}
+
+// AddedLoadedCents returns the value that was added to the "loaded_cents" field in this mutation.
+func (m *GiftCardMutation) AddedLoadedCents() (r int64, exists bool) {
+	v := m.addloaded_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetLoadedCents resets all changes to the "loaded_cents" field.
+func (m *GiftCardMutation) ResetLoadedCents() {
+	m.loaded_cents = nil
+	m.addloaded_cents = nil
+}
+
+// SetRedeemedCents sets the "redeemed_cents" field.
+func (m *GiftCardMutation) SetRedeemedCents(i int64) {
+	m.redeemed_cents = &i
+	m.addredeemed_cents = nil
+}
+
+// RedeemedCents returns the value of the "redeemed_cents" field in the mutation.
+func (m *GiftCardMutation) RedeemedCents() (r int64, exists bool) {
+	v := m.redeemed_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRedeemedCents returns the old "redeemed_cents" field's value of the GiftCard entity.
+// If the GiftCard object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardMutation) OldRedeemedCents(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRedeemedCents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRedeemedCents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRedeemedCents: %w", err)
+	}
+	return oldValue.RedeemedCents, nil
+}
+
+// AddRedeemedCents adds i to the "redeemed_cents" field.
+func (m *GiftCardMutation) AddRedeemedCents(i int64) {
+	if m.addredeemed_cents != nil {
+		*m.addredeemed_cents += i
+	} else {
+		m.addredeemed_cents = &i
+	}
+}
+
+// AddedRedeemedCents returns the value that was added to the "redeemed_cents" field in this mutation.
+func (m *GiftCardMutation) AddedRedeemedCents() (r int64, exists bool) {
+	v := m.addredeemed_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRedeemedCents resets all changes to the "redeemed_cents" field.
+func (m *GiftCardMutation) ResetRedeemedCents() {
+	m.redeemed_cents = nil
+	m.addredeemed_cents = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *GiftCardMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *GiftCardMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the GiftCard entity.
+// If the GiftCard object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *GiftCardMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// SetActivatedAt sets the "activated_at" field.
+func (m *GiftCardMutation) SetActivatedAt(t time.Time) {
+	m.activated_at = &t
+}
+
+// ActivatedAt returns the value of the "activated_at" field in the mutation.
+func (m *GiftCardMutation) ActivatedAt() (r time.Time, exists bool) {
+	v := m.activated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActivatedAt returns the old "activated_at" field's value of the GiftCard entity.
+// If the GiftCard object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardMutation) OldActivatedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActivatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActivatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActivatedAt: %w", err)
+	}
+	return oldValue.ActivatedAt, nil
+}
+
+// ClearActivatedAt clears the value of the "activated_at" field.
+func (m *GiftCardMutation) ClearActivatedAt() {
+	m.activated_at = nil
+	m.clearedFields[giftcard.FieldActivatedAt] = struct{}{}
+}
+
+// ActivatedAtCleared returns if the "activated_at" field was cleared in this mutation.
+func (m *GiftCardMutation) ActivatedAtCleared() bool {
+	_, ok := m.clearedFields[giftcard.FieldActivatedAt]
+	return ok
+}
+
+// ResetActivatedAt resets all changes to the "activated_at" field.
+func (m *GiftCardMutation) ResetActivatedAt() {
+	m.activated_at = nil
+	delete(m.clearedFields, giftcard.FieldActivatedAt)
+}
+
+// SetCancelledAt sets the "cancelled_at" field.
+func (m *GiftCardMutation) SetCancelledAt(t time.Time) {
+	m.cancelled_at = &t
+}
+
+// CancelledAt returns the value of the "cancelled_at" field in the mutation.
+func (m *GiftCardMutation) CancelledAt() (r time.Time, exists bool) {
+	v := m.cancelled_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCancelledAt returns the old "cancelled_at" field's value of the GiftCard entity.
+// If the GiftCard object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardMutation) OldCancelledAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCancelledAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCancelledAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCancelledAt: %w", err)
+	}
+	return oldValue.CancelledAt, nil
+}
+
+// ClearCancelledAt clears the value of the "cancelled_at" field.
+func (m *GiftCardMutation) ClearCancelledAt() {
+	m.cancelled_at = nil
+	m.clearedFields[giftcard.FieldCancelledAt] = struct{}{}
+}
+
+// CancelledAtCleared returns if the "cancelled_at" field was cleared in this mutation.
+func (m *GiftCardMutation) CancelledAtCleared() bool {
+	_, ok := m.clearedFields[giftcard.FieldCancelledAt]
+	return ok
+}
+
+// ResetCancelledAt resets all changes to the "cancelled_at" field.
+func (m *GiftCardMutation) ResetCancelledAt() {
+	m.cancelled_at = nil
+	delete(m.clearedFields, giftcard.FieldCancelledAt)
+}
+
+// SetExpiringNotifiedAt sets the "expiring_notified_at" field.
+func (m *GiftCardMutation) SetExpiringNotifiedAt(t time.Time) {
+	m.expiring_notified_at = &t
+}
+
+// ExpiringNotifiedAt returns the value of the "expiring_notified_at" field in the mutation.
+func (m *GiftCardMutation) ExpiringNotifiedAt() (r time.Time, exists bool) {
+	v := m.expiring_notified_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiringNotifiedAt returns the old "expiring_notified_at" field's value of the GiftCard entity.
+// If the GiftCard object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardMutation) OldExpiringNotifiedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiringNotifiedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiringNotifiedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiringNotifiedAt: %w", err)
+	}
+	return oldValue.ExpiringNotifiedAt, nil
+}
+
+// ClearExpiringNotifiedAt clears the value of the "expiring_notified_at" field.
+func (m *GiftCardMutation) ClearExpiringNotifiedAt() {
+	m.expiring_notified_at = nil
+	m.clearedFields[giftcard.FieldExpiringNotifiedAt] = struct{}{}
+}
+
+// ExpiringNotifiedAtCleared returns if the "expiring_notified_at" field was cleared in this mutation.
+func (m *GiftCardMutation) ExpiringNotifiedAtCleared() bool {
+	_, ok := m.clearedFields[giftcard.FieldExpiringNotifiedAt]
+	return ok
+}
+
+// ResetExpiringNotifiedAt resets all changes to the "expiring_notified_at" field.
+func (m *GiftCardMutation) ResetExpiringNotifiedAt() {
+	m.expiring_notified_at = nil
+	delete(m.clearedFields, giftcard.FieldExpiringNotifiedAt)
+}
+
+// SetStoreCode sets the "store_code" field.
+func (m *GiftCardMutation) SetStoreCode(s string) {
+	m.store_code = &s
+}
+
+// StoreCode returns the value of the "store_code" field in the mutation.
+func (m *GiftCardMutation) StoreCode() (r string, exists bool) {
+	v := m.store_code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoreCode returns the old "store_code" field's value of the GiftCard entity.
+// If the GiftCard object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardMutation) OldStoreCode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoreCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoreCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoreCode: %w", err)
+	}
+	return oldValue.StoreCode, nil
+}
+
+// ResetStoreCode resets all changes to the "store_code" field.
+func (m *GiftCardMutation) ResetStoreCode() {
+	m.store_code = nil
+}
+
+// SetNote sets the "note" field.
+func (m *GiftCardMutation) SetNote(s string) {
+	m.note = &s
+}
+
+// Note returns the value of the "note" field in the mutation.
+func (m *GiftCardMutation) Note() (r string, exists bool) {
+	v := m.note
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNote returns the old "note" field's value of the GiftCard entity.
+// If the GiftCard object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardMutation) OldNote(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNote is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNote requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNote: %w", err)
+	}
+	return oldValue.Note, nil
+}
+
+// ResetNote resets all changes to the "note" field.
+func (m *GiftCardMutation) ResetNote() {
+	m.note = nil
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *GiftCardMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[giftcard.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *GiftCardMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *GiftCardMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *GiftCardMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// ClearCustomer clears the "customer" edge to the Customer entity.
+func (m *GiftCardMutation) ClearCustomer() {
+	m.clearedcustomer = true
+	m.clearedFields[giftcard.FieldCustomerID] = struct{}{}
+}
+
+// CustomerCleared reports if the "customer" edge to the Customer entity was cleared.
+func (m *GiftCardMutation) CustomerCleared() bool {
+	return m.CustomerIDCleared() || m.clearedcustomer
+}
+
+// CustomerIDs returns the "customer" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// CustomerID instead. It exists only for internal usage by the builders.
+func (m *GiftCardMutation) CustomerIDs() (ids []string) {
+	if id := m.customer; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCustomer resets all changes to the "customer" edge.
+func (m *GiftCardMutation) ResetCustomer() {
+	m.customer = nil
+	m.clearedcustomer = false
+}
+
+// AddEntryIDs adds the "entries" edge to the GiftCardEntry entity by ids.
+func (m *GiftCardMutation) AddEntryIDs(ids ...string) {
+	if m.entries == nil {
+		m.entries = make(map[string]struct{})
+	}
+	for i := range ids {
+		m.entries[ids[i]] = struct{}{}
+	}
+}
+
+// ClearEntries clears the "entries" edge to the GiftCardEntry entity.
+func (m *GiftCardMutation) ClearEntries() {
+	m.clearedentries = true
+}
+
+// EntriesCleared reports if the "entries" edge to the GiftCardEntry entity was cleared.
+func (m *GiftCardMutation) EntriesCleared() bool {
+	return m.clearedentries
+}
+
+// RemoveEntryIDs removes the "entries" edge to the GiftCardEntry entity by IDs.
+func (m *GiftCardMutation) RemoveEntryIDs(ids ...string) {
+	if m.removedentries == nil {
+		m.removedentries = make(map[string]struct{})
+	}
+	for i := range ids {
+		delete(m.entries, ids[i])
+		m.removedentries[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedEntries returns the removed IDs of the "entries" edge to the GiftCardEntry entity.
+func (m *GiftCardMutation) RemovedEntriesIDs() (ids []string) {
+	for id := range m.removedentries {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// EntriesIDs returns the "entries" edge IDs in the mutation.
+func (m *GiftCardMutation) EntriesIDs() (ids []string) {
+	for id := range m.entries {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetEntries resets all changes to the "entries" edge.
+func (m *GiftCardMutation) ResetEntries() {
+	m.entries = nil
+	m.clearedentries = false
+	m.removedentries = nil
+}
+
+// Where appends a list predicates to the GiftCardMutation builder.
+func (m *GiftCardMutation) Where(ps ...predicate.GiftCard) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the GiftCardMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *GiftCardMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.GiftCard, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *GiftCardMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *GiftCardMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (GiftCard).
+func (m *GiftCardMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *GiftCardMutation) Fields() []string {
+	fields := make([]string, 0, 17)
+	if m.tenant != nil {
+		fields = append(fields, giftcard.FieldTenantID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, giftcard.FieldCreatedAt)
+	}
+	if m.code_hash != nil {
+		fields = append(fields, giftcard.FieldCodeHash)
+	}
+	if m.code_last4 != nil {
+		fields = append(fields, giftcard.FieldCodeLast4)
+	}
+	if m.batch_id != nil {
+		fields = append(fields, giftcard.FieldBatchID)
+	}
+	if m.customer != nil {
+		fields = append(fields, giftcard.FieldCustomerID)
+	}
+	if m.status != nil {
+		fields = append(fields, giftcard.FieldStatus)
+	}
+	if m.initial_cents != nil {
+		fields = append(fields, giftcard.FieldInitialCents)
+	}
+	if m.balance_cents != nil {
+		fields = append(fields, giftcard.FieldBalanceCents)
+	}
+	if m.loaded_cents != nil {
+		fields = append(fields, giftcard.FieldLoadedCents)
+	}
+	if m.redeemed_cents != nil {
+		fields = append(fields, giftcard.FieldRedeemedCents)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, giftcard.FieldExpiresAt)
+	}
+	if m.activated_at != nil {
+		fields = append(fields, giftcard.FieldActivatedAt)
+	}
+	if m.cancelled_at != nil {
+		fields = append(fields, giftcard.FieldCancelledAt)
+	}
+	if m.expiring_notified_at != nil {
+		fields = append(fields, giftcard.FieldExpiringNotifiedAt)
+	}
+	if m.store_code != nil {
+		fields = append(fields, giftcard.FieldStoreCode)
+	}
+	if m.note != nil {
+		fields = append(fields, giftcard.FieldNote)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *GiftCardMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case giftcard.FieldTenantID:
+		return m.TenantID()
+	case giftcard.FieldCreatedAt:
+		return m.CreatedAt()
+	case giftcard.FieldCodeHash:
+		return m.CodeHash()
+	case giftcard.FieldCodeLast4:
+		return m.CodeLast4()
+	case giftcard.FieldBatchID:
+		return m.BatchID()
+	case giftcard.FieldCustomerID:
+		return m.CustomerID()
+	case giftcard.FieldStatus:
+		return m.Status()
+	case giftcard.FieldInitialCents:
+		return m.InitialCents()
+	case giftcard.FieldBalanceCents:
+		return m.BalanceCents()
+	case giftcard.FieldLoadedCents:
+		return m.LoadedCents()
+	case giftcard.FieldRedeemedCents:
+		return m.RedeemedCents()
+	case giftcard.FieldExpiresAt:
+		return m.ExpiresAt()
+	case giftcard.FieldActivatedAt:
+		return m.ActivatedAt()
+	case giftcard.FieldCancelledAt:
+		return m.CancelledAt()
+	case giftcard.FieldExpiringNotifiedAt:
+		return m.ExpiringNotifiedAt()
+	case giftcard.FieldStoreCode:
+		return m.StoreCode()
+	case giftcard.FieldNote:
+		return m.Note()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *GiftCardMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case giftcard.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case giftcard.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case giftcard.FieldCodeHash:
+		return m.OldCodeHash(ctx)
+	case giftcard.FieldCodeLast4:
+		return m.OldCodeLast4(ctx)
+	case giftcard.FieldBatchID:
+		return m.OldBatchID(ctx)
+	case giftcard.FieldCustomerID:
+		return m.OldCustomerID(ctx)
+	case giftcard.FieldStatus:
+		return m.OldStatus(ctx)
+	case giftcard.FieldInitialCents:
+		return m.OldInitialCents(ctx)
+	case giftcard.FieldBalanceCents:
+		return m.OldBalanceCents(ctx)
+	case giftcard.FieldLoadedCents:
+		return m.OldLoadedCents(ctx)
+	case giftcard.FieldRedeemedCents:
+		return m.OldRedeemedCents(ctx)
+	case giftcard.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case giftcard.FieldActivatedAt:
+		return m.OldActivatedAt(ctx)
+	case giftcard.FieldCancelledAt:
+		return m.OldCancelledAt(ctx)
+	case giftcard.FieldExpiringNotifiedAt:
+		return m.OldExpiringNotifiedAt(ctx)
+	case giftcard.FieldStoreCode:
+		return m.OldStoreCode(ctx)
+	case giftcard.FieldNote:
+		return m.OldNote(ctx)
+	}
+	return nil, fmt.Errorf("unknown GiftCard field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *GiftCardMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case giftcard.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case giftcard.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case giftcard.FieldCodeHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCodeHash(v)
+		return nil
+	case giftcard.FieldCodeLast4:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCodeLast4(v)
+		return nil
+	case giftcard.FieldBatchID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBatchID(v)
+		return nil
+	case giftcard.FieldCustomerID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCustomerID(v)
+		return nil
+	case giftcard.FieldStatus:
+		v, ok := value.(giftcard.Status)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case giftcard.FieldInitialCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInitialCents(v)
+		return nil
+	case giftcard.FieldBalanceCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBalanceCents(v)
+		return nil
+	case giftcard.FieldLoadedCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLoadedCents(v)
+		return nil
+	case giftcard.FieldRedeemedCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRedeemedCents(v)
+		return nil
+	case giftcard.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case giftcard.FieldActivatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActivatedAt(v)
+		return nil
+	case giftcard.FieldCancelledAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCancelledAt(v)
+		return nil
+	case giftcard.FieldExpiringNotifiedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiringNotifiedAt(v)
+		return nil
+	case giftcard.FieldStoreCode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoreCode(v)
+		return nil
+	case giftcard.FieldNote:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNote(v)
+		return nil
+	}
+	return fmt.Errorf("unknown GiftCard field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *GiftCardMutation) AddedFields() []string {
+	var fields []string
+	if m.addinitial_cents != nil {
+		fields = append(fields, giftcard.FieldInitialCents)
+	}
+	if m.addbalance_cents != nil {
+		fields = append(fields, giftcard.FieldBalanceCents)
+	}
+	if m.addloaded_cents != nil {
+		fields = append(fields, giftcard.FieldLoadedCents)
+	}
+	if m.addredeemed_cents != nil {
+		fields = append(fields, giftcard.FieldRedeemedCents)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *GiftCardMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case giftcard.FieldInitialCents:
+		return m.AddedInitialCents()
+	case giftcard.FieldBalanceCents:
+		return m.AddedBalanceCents()
+	case giftcard.FieldLoadedCents:
+		return m.AddedLoadedCents()
+	case giftcard.FieldRedeemedCents:
+		return m.AddedRedeemedCents()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *GiftCardMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case giftcard.FieldInitialCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddInitialCents(v)
+		return nil
+	case giftcard.FieldBalanceCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddBalanceCents(v)
+		return nil
+	case giftcard.FieldLoadedCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddLoadedCents(v)
+		return nil
+	case giftcard.FieldRedeemedCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRedeemedCents(v)
+		return nil
+	}
+	return fmt.Errorf("unknown GiftCard numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *GiftCardMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(giftcard.FieldBatchID) {
+		fields = append(fields, giftcard.FieldBatchID)
+	}
+	if m.FieldCleared(giftcard.FieldCustomerID) {
+		fields = append(fields, giftcard.FieldCustomerID)
+	}
+	if m.FieldCleared(giftcard.FieldActivatedAt) {
+		fields = append(fields, giftcard.FieldActivatedAt)
+	}
+	if m.FieldCleared(giftcard.FieldCancelledAt) {
+		fields = append(fields, giftcard.FieldCancelledAt)
+	}
+	if m.FieldCleared(giftcard.FieldExpiringNotifiedAt) {
+		fields = append(fields, giftcard.FieldExpiringNotifiedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *GiftCardMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *GiftCardMutation) ClearField(name string) error {
+	switch name {
+	case giftcard.FieldBatchID:
+		m.ClearBatchID()
+		return nil
+	case giftcard.FieldCustomerID:
+		m.ClearCustomerID()
+		return nil
+	case giftcard.FieldActivatedAt:
+		m.ClearActivatedAt()
+		return nil
+	case giftcard.FieldCancelledAt:
+		m.ClearCancelledAt()
+		return nil
+	case giftcard.FieldExpiringNotifiedAt:
+		m.ClearExpiringNotifiedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown GiftCard nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *GiftCardMutation) ResetField(name string) error {
+	switch name {
+	case giftcard.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case giftcard.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case giftcard.FieldCodeHash:
+		m.ResetCodeHash()
+		return nil
+	case giftcard.FieldCodeLast4:
+		m.ResetCodeLast4()
+		return nil
+	case giftcard.FieldBatchID:
+		m.ResetBatchID()
+		return nil
+	case giftcard.FieldCustomerID:
+		m.ResetCustomerID()
+		return nil
+	case giftcard.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case giftcard.FieldInitialCents:
+		m.ResetInitialCents()
+		return nil
+	case giftcard.FieldBalanceCents:
+		m.ResetBalanceCents()
+		return nil
+	case giftcard.FieldLoadedCents:
+		m.ResetLoadedCents()
+		return nil
+	case giftcard.FieldRedeemedCents:
+		m.ResetRedeemedCents()
+		return nil
+	case giftcard.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case giftcard.FieldActivatedAt:
+		m.ResetActivatedAt()
+		return nil
+	case giftcard.FieldCancelledAt:
+		m.ResetCancelledAt()
+		return nil
+	case giftcard.FieldExpiringNotifiedAt:
+		m.ResetExpiringNotifiedAt()
+		return nil
+	case giftcard.FieldStoreCode:
+		m.ResetStoreCode()
+		return nil
+	case giftcard.FieldNote:
+		m.ResetNote()
+		return nil
+	}
+	return fmt.Errorf("unknown GiftCard field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *GiftCardMutation) AddedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.tenant != nil {
+		edges = append(edges, giftcard.EdgeTenant)
+	}
+	if m.customer != nil {
+		edges = append(edges, giftcard.EdgeCustomer)
+	}
+	if m.entries != nil {
+		edges = append(edges, giftcard.EdgeEntries)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *GiftCardMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case giftcard.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case giftcard.EdgeCustomer:
+		if id := m.customer; id != nil {
+			return []ent.Value{*id}
+		}
+	case giftcard.EdgeEntries:
+		ids := make([]ent.Value, 0, len(m.entries))
+		for id := range m.entries {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *GiftCardMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.removedentries != nil {
+		edges = append(edges, giftcard.EdgeEntries)
+	}
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *GiftCardMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case giftcard.EdgeEntries:
+		ids := make([]ent.Value, 0, len(m.removedentries))
+		for id := range m.removedentries {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *GiftCardMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.clearedtenant {
+		edges = append(edges, giftcard.EdgeTenant)
+	}
+	if m.clearedcustomer {
+		edges = append(edges, giftcard.EdgeCustomer)
+	}
+	if m.clearedentries {
+		edges = append(edges, giftcard.EdgeEntries)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *GiftCardMutation) EdgeCleared(name string) bool {
+	switch name {
+	case giftcard.EdgeTenant:
+		return m.clearedtenant
+	case giftcard.EdgeCustomer:
+		return m.clearedcustomer
+	case giftcard.EdgeEntries:
+		return m.clearedentries
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *GiftCardMutation) ClearEdge(name string) error {
+	switch name {
+	case giftcard.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case giftcard.EdgeCustomer:
+		m.ClearCustomer()
+		return nil
+	}
+	return fmt.Errorf("unknown GiftCard unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *GiftCardMutation) ResetEdge(name string) error {
+	switch name {
+	case giftcard.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case giftcard.EdgeCustomer:
+		m.ResetCustomer()
+		return nil
+	case giftcard.EdgeEntries:
+		m.ResetEntries()
+		return nil
+	}
+	return fmt.Errorf("unknown GiftCard edge %s", name)
+}
+
+// GiftCardEntryMutation represents an operation that mutates the GiftCardEntry nodes in the graph.
+type GiftCardEntryMutation struct {
+	config
+	op                     Op
+	typ                    string
+	id                     *string
+	created_at             *time.Time
+	kind                   *giftcardentry.Kind
+	amount_cents           *int64
+	addamount_cents        *int64
+	balance_after_cents    *int64
+	addbalance_after_cents *int64
+	source_kind            *giftcardentry.SourceKind
+	source_id              *string
+	store_code             *string
+	reason                 *string
+	clearedFields          map[string]struct{}
+	tenant                 *string
+	clearedtenant          bool
+	gift_card              *string
+	clearedgift_card       bool
+	done                   bool
+	oldValue               func(context.Context) (*GiftCardEntry, error)
+	predicates             []predicate.GiftCardEntry
+}
+
+var _ ent.Mutation = (*GiftCardEntryMutation)(nil)
+
+// giftcardentryOption allows management of the mutation configuration using functional options.
+type giftcardentryOption func(*GiftCardEntryMutation)
+
+// newGiftCardEntryMutation creates new mutation for the GiftCardEntry entity.
+func newGiftCardEntryMutation(c config, op Op, opts ...giftcardentryOption) *GiftCardEntryMutation {
+	m := &GiftCardEntryMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeGiftCardEntry,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withGiftCardEntryID sets the ID field of the mutation.
+func withGiftCardEntryID(id string) giftcardentryOption {
+	return func(m *GiftCardEntryMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *GiftCardEntry
+		)
+		m.oldValue = func(ctx context.Context) (*GiftCardEntry, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().GiftCardEntry.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withGiftCardEntry sets the old GiftCardEntry of the mutation.
+func withGiftCardEntry(node *GiftCardEntry) giftcardentryOption {
+	return func(m *GiftCardEntryMutation) {
+		m.oldValue = func(context.Context) (*GiftCardEntry, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m GiftCardEntryMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m GiftCardEntryMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of GiftCardEntry entities.
+func (m *GiftCardEntryMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *GiftCardEntryMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *GiftCardEntryMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().GiftCardEntry.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *GiftCardEntryMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *GiftCardEntryMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the GiftCardEntry entity.
+// If the GiftCardEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardEntryMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *GiftCardEntryMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *GiftCardEntryMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *GiftCardEntryMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the GiftCardEntry entity.
+// If the GiftCardEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardEntryMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *GiftCardEntryMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetGiftCardID sets the "gift_card_id" field.
+func (m *GiftCardEntryMutation) SetGiftCardID(s string) {
+	m.gift_card = &s
+}
+
+// GiftCardID returns the value of the "gift_card_id" field in the mutation.
+func (m *GiftCardEntryMutation) GiftCardID() (r string, exists bool) {
+	v := m.gift_card
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGiftCardID returns the old "gift_card_id" field's value of the GiftCardEntry entity.
+// If the GiftCardEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardEntryMutation) OldGiftCardID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGiftCardID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGiftCardID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGiftCardID: %w", err)
+	}
+	return oldValue.GiftCardID, nil
+}
+
+// ResetGiftCardID resets all changes to the "gift_card_id" field.
+func (m *GiftCardEntryMutation) ResetGiftCardID() {
+	m.gift_card = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *GiftCardEntryMutation) SetKind(gi giftcardentry.Kind) {
+	m.kind = &gi
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *GiftCardEntryMutation) Kind() (r giftcardentry.Kind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the GiftCardEntry entity.
+// If the GiftCardEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardEntryMutation) OldKind(ctx context.Context) (v giftcardentry.Kind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *GiftCardEntryMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetAmountCents sets the "amount_cents" field.
+func (m *GiftCardEntryMutation) SetAmountCents(i int64) {
+	m.amount_cents = &i
+	m.addamount_cents = nil
+}
+
+// AmountCents returns the value of the "amount_cents" field in the mutation.
+func (m *GiftCardEntryMutation) AmountCents() (r int64, exists bool) {
+	v := m.amount_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmountCents returns the old "amount_cents" field's value of the GiftCardEntry entity.
+// If the GiftCardEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardEntryMutation) OldAmountCents(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmountCents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmountCents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmountCents: %w", err)
+	}
+	return oldValue.AmountCents, nil
+}
+
+// AddAmountCents adds i to the "amount_cents" field.
+func (m *GiftCardEntryMutation) AddAmountCents(i int64) {
+	if m.addamount_cents != nil {
+		*m.addamount_cents += i
+	} else {
+		m.addamount_cents = &i
+	}
+}
+
+// AddedAmountCents returns the value that was added to the "amount_cents" field in this mutation.
+func (m *GiftCardEntryMutation) AddedAmountCents() (r int64, exists bool) {
+	v := m.addamount_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAmountCents resets all changes to the "amount_cents" field.
+func (m *GiftCardEntryMutation) ResetAmountCents() {
+	m.amount_cents = nil
+	m.addamount_cents = nil
+}
+
+// SetBalanceAfterCents sets the "balance_after_cents" field.
+func (m *GiftCardEntryMutation) SetBalanceAfterCents(i int64) {
+	m.balance_after_cents = &i
+	m.addbalance_after_cents = nil
+}
+
+// BalanceAfterCents returns the value of the "balance_after_cents" field in the mutation.
+func (m *GiftCardEntryMutation) BalanceAfterCents() (r int64, exists bool) {
+	v := m.balance_after_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBalanceAfterCents returns the old "balance_after_cents" field's value of the GiftCardEntry entity.
+// If the GiftCardEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardEntryMutation) OldBalanceAfterCents(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBalanceAfterCents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBalanceAfterCents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBalanceAfterCents: %w", err)
+	}
+	return oldValue.BalanceAfterCents, nil
+}
+
+// AddBalanceAfterCents adds i to the "balance_after_cents" field.
+func (m *GiftCardEntryMutation) AddBalanceAfterCents(i int64) {
+	if m.addbalance_after_cents != nil {
+		*m.addbalance_after_cents += i
+	} else {
+		m.addbalance_after_cents = &i
+	}
+}
+
+// AddedBalanceAfterCents returns the value that was added to the "balance_after_cents" field in this mutation.
+func (m *GiftCardEntryMutation) AddedBalanceAfterCents() (r int64, exists bool) {
+	v := m.addbalance_after_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetBalanceAfterCents resets all changes to the "balance_after_cents" field.
+func (m *GiftCardEntryMutation) ResetBalanceAfterCents() {
+	m.balance_after_cents = nil
+	m.addbalance_after_cents = nil
+}
+
+// SetSourceKind sets the "source_kind" field.
+func (m *GiftCardEntryMutation) SetSourceKind(gk giftcardentry.SourceKind) {
+	m.source_kind = &gk
+}
+
+// SourceKind returns the value of the "source_kind" field in the mutation.
+func (m *GiftCardEntryMutation) SourceKind() (r giftcardentry.SourceKind, exists bool) {
+	v := m.source_kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSourceKind returns the old "source_kind" field's value of the GiftCardEntry entity.
+// If the GiftCardEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardEntryMutation) OldSourceKind(ctx context.Context) (v giftcardentry.SourceKind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSourceKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSourceKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSourceKind: %w", err)
+	}
+	return oldValue.SourceKind, nil
+}
+
+// ResetSourceKind resets all changes to the "source_kind" field.
+func (m *GiftCardEntryMutation) ResetSourceKind() {
+	m.source_kind = nil
+}
+
+// SetSourceID sets the "source_id" field.
+func (m *GiftCardEntryMutation) SetSourceID(s string) {
+	m.source_id = &s
+}
+
+// SourceID returns the value of the "source_id" field in the mutation.
+func (m *GiftCardEntryMutation) SourceID() (r string, exists bool) {
+	v := m.source_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSourceID returns the old "source_id" field's value of the GiftCardEntry entity.
+// If the GiftCardEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardEntryMutation) OldSourceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSourceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSourceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSourceID: %w", err)
+	}
+	return oldValue.SourceID, nil
+}
+
+// ResetSourceID resets all changes to the "source_id" field.
+func (m *GiftCardEntryMutation) ResetSourceID() {
+	m.source_id = nil
+}
+
+// SetStoreCode sets the "store_code" field.
+func (m *GiftCardEntryMutation) SetStoreCode(s string) {
+	m.store_code = &s
+}
+
+// StoreCode returns the value of the "store_code" field in the mutation.
+func (m *GiftCardEntryMutation) StoreCode() (r string, exists bool) {
+	v := m.store_code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoreCode returns the old "store_code" field's value of the GiftCardEntry entity.
+// If the GiftCardEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardEntryMutation) OldStoreCode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoreCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoreCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoreCode: %w", err)
+	}
+	return oldValue.StoreCode, nil
+}
+
+// ResetStoreCode resets all changes to the "store_code" field.
+func (m *GiftCardEntryMutation) ResetStoreCode() {
+	m.store_code = nil
+}
+
+// SetReason sets the "reason" field.
+func (m *GiftCardEntryMutation) SetReason(s string) {
+	m.reason = &s
+}
+
+// Reason returns the value of the "reason" field in the mutation.
+func (m *GiftCardEntryMutation) Reason() (r string, exists bool) {
+	v := m.reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReason returns the old "reason" field's value of the GiftCardEntry entity.
+// If the GiftCardEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GiftCardEntryMutation) OldReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReason: %w", err)
+	}
+	return oldValue.Reason, nil
+}
+
+// ResetReason resets all changes to the "reason" field.
+func (m *GiftCardEntryMutation) ResetReason() {
+	m.reason = nil
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *GiftCardEntryMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[giftcardentry.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *GiftCardEntryMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *GiftCardEntryMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *GiftCardEntryMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// ClearGiftCard clears the "gift_card" edge to the GiftCard entity.
+func (m *GiftCardEntryMutation) ClearGiftCard() {
+	m.clearedgift_card = true
+	m.clearedFields[giftcardentry.FieldGiftCardID] = struct{}{}
+}
+
+// GiftCardCleared reports if the "gift_card" edge to the GiftCard entity was cleared.
+func (m *GiftCardEntryMutation) GiftCardCleared() bool {
+	return m.clearedgift_card
+}
+
+// GiftCardIDs returns the "gift_card" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// GiftCardID instead. It exists only for internal usage by the builders.
+func (m *GiftCardEntryMutation) GiftCardIDs() (ids []string) {
+	if id := m.gift_card; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetGiftCard resets all changes to the "gift_card" edge.
+func (m *GiftCardEntryMutation) ResetGiftCard() {
+	m.gift_card = nil
+	m.clearedgift_card = false
+}
+
+// Where appends a list predicates to the GiftCardEntryMutation builder.
+func (m *GiftCardEntryMutation) Where(ps ...predicate.GiftCardEntry) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the GiftCardEntryMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *GiftCardEntryMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.GiftCardEntry, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *GiftCardEntryMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *GiftCardEntryMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (GiftCardEntry).
+func (m *GiftCardEntryMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *GiftCardEntryMutation) Fields() []string {
+	fields := make([]string, 0, 10)
+	if m.tenant != nil {
+		fields = append(fields, giftcardentry.FieldTenantID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, giftcardentry.FieldCreatedAt)
+	}
+	if m.gift_card != nil {
+		fields = append(fields, giftcardentry.FieldGiftCardID)
+	}
+	if m.kind != nil {
+		fields = append(fields, giftcardentry.FieldKind)
+	}
+	if m.amount_cents != nil {
+		fields = append(fields, giftcardentry.FieldAmountCents)
+	}
+	if m.balance_after_cents != nil {
+		fields = append(fields, giftcardentry.FieldBalanceAfterCents)
+	}
+	if m.source_kind != nil {
+		fields = append(fields, giftcardentry.FieldSourceKind)
+	}
+	if m.source_id != nil {
+		fields = append(fields, giftcardentry.FieldSourceID)
+	}
+	if m.store_code != nil {
+		fields = append(fields, giftcardentry.FieldStoreCode)
+	}
+	if m.reason != nil {
+		fields = append(fields, giftcardentry.FieldReason)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *GiftCardEntryMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case giftcardentry.FieldTenantID:
+		return m.TenantID()
+	case giftcardentry.FieldCreatedAt:
+		return m.CreatedAt()
+	case giftcardentry.FieldGiftCardID:
+		return m.GiftCardID()
+	case giftcardentry.FieldKind:
+		return m.Kind()
+	case giftcardentry.FieldAmountCents:
+		return m.AmountCents()
+	case giftcardentry.FieldBalanceAfterCents:
+		return m.BalanceAfterCents()
+	case giftcardentry.FieldSourceKind:
+		return m.SourceKind()
+	case giftcardentry.FieldSourceID:
+		return m.SourceID()
+	case giftcardentry.FieldStoreCode:
+		return m.StoreCode()
+	case giftcardentry.FieldReason:
+		return m.Reason()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *GiftCardEntryMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case giftcardentry.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case giftcardentry.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case giftcardentry.FieldGiftCardID:
+		return m.OldGiftCardID(ctx)
+	case giftcardentry.FieldKind:
+		return m.OldKind(ctx)
+	case giftcardentry.FieldAmountCents:
+		return m.OldAmountCents(ctx)
+	case giftcardentry.FieldBalanceAfterCents:
+		return m.OldBalanceAfterCents(ctx)
+	case giftcardentry.FieldSourceKind:
+		return m.OldSourceKind(ctx)
+	case giftcardentry.FieldSourceID:
+		return m.OldSourceID(ctx)
+	case giftcardentry.FieldStoreCode:
+		return m.OldStoreCode(ctx)
+	case giftcardentry.FieldReason:
+		return m.OldReason(ctx)
+	}
+	return nil, fmt.Errorf("unknown GiftCardEntry field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *GiftCardEntryMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case giftcardentry.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case giftcardentry.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case giftcardentry.FieldGiftCardID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGiftCardID(v)
+		return nil
+	case giftcardentry.FieldKind:
+		v, ok := value.(giftcardentry.Kind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case giftcardentry.FieldAmountCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmountCents(v)
+		return nil
+	case giftcardentry.FieldBalanceAfterCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBalanceAfterCents(v)
+		return nil
+	case giftcardentry.FieldSourceKind:
+		v, ok := value.(giftcardentry.SourceKind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSourceKind(v)
+		return nil
+	case giftcardentry.FieldSourceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSourceID(v)
+		return nil
+	case giftcardentry.FieldStoreCode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoreCode(v)
+		return nil
+	case giftcardentry.FieldReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReason(v)
+		return nil
+	}
+	return fmt.Errorf("unknown GiftCardEntry field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *GiftCardEntryMutation) AddedFields() []string {
+	var fields []string
+	if m.addamount_cents != nil {
+		fields = append(fields, giftcardentry.FieldAmountCents)
+	}
+	if m.addbalance_after_cents != nil {
+		fields = append(fields, giftcardentry.FieldBalanceAfterCents)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *GiftCardEntryMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case giftcardentry.FieldAmountCents:
+		return m.AddedAmountCents()
+	case giftcardentry.FieldBalanceAfterCents:
+		return m.AddedBalanceAfterCents()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *GiftCardEntryMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case giftcardentry.FieldAmountCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAmountCents(v)
+		return nil
+	case giftcardentry.FieldBalanceAfterCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddBalanceAfterCents(v)
+		return nil
+	}
+	return fmt.Errorf("unknown GiftCardEntry numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *GiftCardEntryMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *GiftCardEntryMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *GiftCardEntryMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown GiftCardEntry nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *GiftCardEntryMutation) ResetField(name string) error {
+	switch name {
+	case giftcardentry.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case giftcardentry.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case giftcardentry.FieldGiftCardID:
+		m.ResetGiftCardID()
+		return nil
+	case giftcardentry.FieldKind:
+		m.ResetKind()
+		return nil
+	case giftcardentry.FieldAmountCents:
+		m.ResetAmountCents()
+		return nil
+	case giftcardentry.FieldBalanceAfterCents:
+		m.ResetBalanceAfterCents()
+		return nil
+	case giftcardentry.FieldSourceKind:
+		m.ResetSourceKind()
+		return nil
+	case giftcardentry.FieldSourceID:
+		m.ResetSourceID()
+		return nil
+	case giftcardentry.FieldStoreCode:
+		m.ResetStoreCode()
+		return nil
+	case giftcardentry.FieldReason:
+		m.ResetReason()
+		return nil
+	}
+	return fmt.Errorf("unknown GiftCardEntry field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *GiftCardEntryMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.tenant != nil {
+		edges = append(edges, giftcardentry.EdgeTenant)
+	}
+	if m.gift_card != nil {
+		edges = append(edges, giftcardentry.EdgeGiftCard)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *GiftCardEntryMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case giftcardentry.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case giftcardentry.EdgeGiftCard:
+		if id := m.gift_card; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *GiftCardEntryMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *GiftCardEntryMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *GiftCardEntryMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedtenant {
+		edges = append(edges, giftcardentry.EdgeTenant)
+	}
+	if m.clearedgift_card {
+		edges = append(edges, giftcardentry.EdgeGiftCard)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *GiftCardEntryMutation) EdgeCleared(name string) bool {
+	switch name {
+	case giftcardentry.EdgeTenant:
+		return m.clearedtenant
+	case giftcardentry.EdgeGiftCard:
+		return m.clearedgift_card
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *GiftCardEntryMutation) ClearEdge(name string) error {
+	switch name {
+	case giftcardentry.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case giftcardentry.EdgeGiftCard:
+		m.ClearGiftCard()
+		return nil
+	}
+	return fmt.Errorf("unknown GiftCardEntry unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *GiftCardEntryMutation) ResetEdge(name string) error {
+	switch name {
+	case giftcardentry.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case giftcardentry.EdgeGiftCard:
+		m.ResetGiftCard()
+		return nil
+	}
+	return fmt.Errorf("unknown GiftCardEntry edge %s", name)
 }
 
 // IdempotencyKeyMutation represents an operation that mutates the IdempotencyKey nodes in the graph.

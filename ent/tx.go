@@ -40,6 +40,10 @@ type Tx struct {
 	CustomerScore *CustomerScoreClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
+	// GiftCard is the client for interacting with the GiftCard builders.
+	GiftCard *GiftCardClient
+	// GiftCardEntry is the client for interacting with the GiftCardEntry builders.
+	GiftCardEntry *GiftCardEntryClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
 	IdempotencyKey *IdempotencyKeyClient
 	// PointsEntry is the client for interacting with the PointsEntry builders.
@@ -240,6 +244,8 @@ func (tx *Tx) init() {
 	tx.CustomerImportProblem = NewCustomerImportProblemClient(tx.config)
 	tx.CustomerScore = NewCustomerScoreClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
+	tx.GiftCard = NewGiftCardClient(tx.config)
+	tx.GiftCardEntry = NewGiftCardEntryClient(tx.config)
 	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)
 	tx.PointsEntry = NewPointsEntryClient(tx.config)
 	tx.PointsHold = NewPointsHoldClient(tx.config)

@@ -41,8 +41,10 @@ func TestMigrationCountsPurchases(t *testing.T) {
 			`ALTER TABLE customers DROP COLUMN sales_count`,
 			`ALTER TABLE customers DROP COLUMN last_purchase_at`,
 			`ALTER TABLE customers DROP COLUMN last_purchase_unix`,
-			// And without what the later migrations add (0051's wallets).
+			// And without what the later migrations add (0051's wallets,
+			// 0053's gift cards).
 			`DROP TABLE wallet_lots`, `DROP TABLE wallet_entries`, `DROP TABLE wallets`,
+			`DROP TABLE gift_card_entries`, `DROP TABLE gift_cards`,
 			`ALTER TABLE tenants DROP COLUMN cashback_as_points`,
 			`DELETE FROM fideliza_migrations WHERE version >= 48`,
 		} {

@@ -153,6 +153,8 @@ func unsealSigningKeys(t *testing.T, dbURL string) {
 		`DROP TABLE IF EXISTS wallet_entries`,
 		`DROP TABLE IF EXISTS wallets`,
 		`ALTER TABLE tenants DROP COLUMN cashback_as_points`,
+		`DROP TABLE IF EXISTS gift_card_entries`, // 0053
+		`DROP TABLE IF EXISTS gift_cards`,
 		// what one dropped comes back (0044)
 		`ALTER TABLE validation_tokens ADD COLUMN token_hash text NULL`,
 		`ALTER TABLE validation_tokens ADD COLUMN cart text NULL`,

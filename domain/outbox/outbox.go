@@ -36,6 +36,19 @@ const (
 	CashbackCredited = "cashback.credited"
 	// CashbackExpiring announces a cashback lot's expiry, as points.expiring.
 	CashbackExpiring = "cashback.expiring"
+	// Gift cards: issued (active, or inactive until its sale activates
+	// it), activated, loaded, spent (redeemed) and refunded, their balance
+	// moved to another card (transferred), withdrawn (cancelled), and their
+	// expiry announced (expiring) and done (expired).
+	GiftCardIssued      = "gift_card.issued"
+	GiftCardActivated   = "gift_card.activated"
+	GiftCardLoaded      = "gift_card.loaded"
+	GiftCardRedeemed    = "gift_card.redeemed"
+	GiftCardRefunded    = "gift_card.refunded"
+	GiftCardTransferred = "gift_card.transferred"
+	GiftCardCancelled   = "gift_card.cancelled"
+	GiftCardExpiring    = "gift_card.expiring"
+	GiftCardExpired     = "gift_card.expired"
 )
 
 // Event types of the live feed only (GraphQL subscriptions), which webhook
@@ -55,7 +68,8 @@ var LiveTypes = []string{RedemptionCreated, CustomerImportProgressed}
 // Types lists every event type, the ones webhook endpoints subscribe to.
 var Types = []string{CustomerLevelChanged, CustomerLevelWillDowngrade, PointsExpiring, CampaignActivated, SaleProcessed,
 	SaleReturned, SaleCancelled, PointsReversed, RedemptionRolledBack, CustomerErased, CustomerConsentChanged, PointsSpent,
-	CashbackCredited, CashbackExpiring}
+	CashbackCredited, CashbackExpiring, GiftCardIssued, GiftCardActivated, GiftCardLoaded, GiftCardRedeemed, GiftCardRefunded,
+	GiftCardTransferred, GiftCardCancelled, GiftCardExpiring, GiftCardExpired}
 
 // Record writes an event of tenantID through c, the transaction's client.
 func Record(ctx context.Context, c *ent.Client, at time.Time, tenantID, typ, subjectID string, data map[string]any) error {

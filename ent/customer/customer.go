@@ -96,6 +96,8 @@ const (
 	EdgePointsEntries = "points_entries"
 	// EdgeWalletEntries holds the string denoting the wallet_entries edge name in mutations.
 	EdgeWalletEntries = "wallet_entries"
+	// EdgeGiftCards holds the string denoting the gift_cards edge name in mutations.
+	EdgeGiftCards = "gift_cards"
 	// EdgeRedemptions holds the string denoting the redemptions edge name in mutations.
 	EdgeRedemptions = "redemptions"
 	// EdgeSales holds the string denoting the sales edge name in mutations.
@@ -132,6 +134,13 @@ const (
 	WalletEntriesInverseTable = "wallet_entries"
 	// WalletEntriesColumn is the table column denoting the wallet_entries relation/edge.
 	WalletEntriesColumn = "customer_id"
+	// GiftCardsTable is the table that holds the gift_cards relation/edge.
+	GiftCardsTable = "gift_cards"
+	// GiftCardsInverseTable is the table name for the GiftCard entity.
+	// It exists in this package in order to avoid circular dependency with the "giftcard" package.
+	GiftCardsInverseTable = "gift_cards"
+	// GiftCardsColumn is the table column denoting the gift_cards relation/edge.
+	GiftCardsColumn = "customer_id"
 	// RedemptionsTable is the table that holds the redemptions relation/edge.
 	RedemptionsTable = "redemptions"
 	// RedemptionsInverseTable is the table name for the Redemption entity.
@@ -586,6 +595,20 @@ func ByWalletEntries(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	}
 }
 
+// ByGiftCardsCount orders the results by gift_cards count.
+func ByGiftCardsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newGiftCardsStep(), opts...)
+	}
+}
+
+// ByGiftCards orders the results by gift_cards terms.
+func ByGiftCards(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newGiftCardsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
 // ByRedemptionsCount orders the results by redemptions count.
 func ByRedemptionsCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -660,6 +683,13 @@ func newWalletEntriesStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(WalletEntriesInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, WalletEntriesTable, WalletEntriesColumn),
+	)
+}
+func newGiftCardsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(GiftCardsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, GiftCardsTable, GiftCardsColumn),
 	)
 }
 func newRedemptionsStep() *sqlgraph.Step {

@@ -2044,6 +2044,29 @@ func HasWalletEntriesWith(preds ...predicate.WalletEntry) predicate.Customer {
 	})
 }
 
+// HasGiftCards applies the HasEdge predicate on the "gift_cards" edge.
+func HasGiftCards() predicate.Customer {
+	return predicate.Customer(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, GiftCardsTable, GiftCardsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasGiftCardsWith applies the HasEdge predicate on the "gift_cards" edge with a given conditions (other predicates).
+func HasGiftCardsWith(preds ...predicate.GiftCard) predicate.Customer {
+	return predicate.Customer(func(s *sql.Selector) {
+		step := newGiftCardsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // HasRedemptions applies the HasEdge predicate on the "redemptions" edge.
 func HasRedemptions() predicate.Customer {
 	return predicate.Customer(func(s *sql.Selector) {

@@ -165,6 +165,30 @@ func (f EventFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.EventMutation", m)
 }
 
+// The GiftCardFunc type is an adapter to allow the use of ordinary
+// function as GiftCard mutator.
+type GiftCardFunc func(context.Context, *ent.GiftCardMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f GiftCardFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.GiftCardMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.GiftCardMutation", m)
+}
+
+// The GiftCardEntryFunc type is an adapter to allow the use of ordinary
+// function as GiftCardEntry mutator.
+type GiftCardEntryFunc func(context.Context, *ent.GiftCardEntryMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f GiftCardEntryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.GiftCardEntryMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.GiftCardEntryMutation", m)
+}
+
 // The IdempotencyKeyFunc type is an adapter to allow the use of ordinary
 // function as IdempotencyKey mutator.
 type IdempotencyKeyFunc func(context.Context, *ent.IdempotencyKeyMutation) (ent.Value, error)

@@ -21,6 +21,8 @@ import (
 	"github.com/fideliza/fideliza/ent/customerimportproblem"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/giftcard"
+	"github.com/fideliza/fideliza/ent/giftcardentry"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointshold"
@@ -457,6 +459,60 @@ func (f TraverseEvent) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.EventQuery", q)
+}
+
+// The GiftCardFunc type is an adapter to allow the use of ordinary function as a Querier.
+type GiftCardFunc func(context.Context, *ent.GiftCardQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f GiftCardFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.GiftCardQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.GiftCardQuery", q)
+}
+
+// The TraverseGiftCard type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseGiftCard func(context.Context, *ent.GiftCardQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseGiftCard) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseGiftCard) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.GiftCardQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.GiftCardQuery", q)
+}
+
+// The GiftCardEntryFunc type is an adapter to allow the use of ordinary function as a Querier.
+type GiftCardEntryFunc func(context.Context, *ent.GiftCardEntryQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f GiftCardEntryFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.GiftCardEntryQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.GiftCardEntryQuery", q)
+}
+
+// The TraverseGiftCardEntry type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseGiftCardEntry func(context.Context, *ent.GiftCardEntryQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseGiftCardEntry) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseGiftCardEntry) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.GiftCardEntryQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.GiftCardEntryQuery", q)
 }
 
 // The IdempotencyKeyFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -1244,6 +1300,10 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.CustomerScoreQuery, predicate.CustomerScore, customerscore.OrderOption]{typ: ent.TypeCustomerScore, tq: q}, nil
 	case *ent.EventQuery:
 		return &query[*ent.EventQuery, predicate.Event, event.OrderOption]{typ: ent.TypeEvent, tq: q}, nil
+	case *ent.GiftCardQuery:
+		return &query[*ent.GiftCardQuery, predicate.GiftCard, giftcard.OrderOption]{typ: ent.TypeGiftCard, tq: q}, nil
+	case *ent.GiftCardEntryQuery:
+		return &query[*ent.GiftCardEntryQuery, predicate.GiftCardEntry, giftcardentry.OrderOption]{typ: ent.TypeGiftCardEntry, tq: q}, nil
 	case *ent.IdempotencyKeyQuery:
 		return &query[*ent.IdempotencyKeyQuery, predicate.IdempotencyKey, idempotencykey.OrderOption]{typ: ent.TypeIdempotencyKey, tq: q}, nil
 	case *ent.PointsEntryQuery:

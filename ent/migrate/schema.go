@@ -580,6 +580,120 @@ var (
 			},
 		},
 	}
+	// GiftCardsColumns holds the columns for the "gift_cards" table.
+	GiftCardsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "code_hash", Type: field.TypeString},
+		{Name: "code_last4", Type: field.TypeString, Size: 4},
+		{Name: "batch_id", Type: field.TypeString, Nullable: true, Size: 64},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"inactive", "active", "expired", "cancelled"}},
+		{Name: "initial_cents", Type: field.TypeInt64},
+		{Name: "balance_cents", Type: field.TypeInt64, Default: 0},
+		{Name: "loaded_cents", Type: field.TypeInt64, Default: 0},
+		{Name: "redeemed_cents", Type: field.TypeInt64, Default: 0},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "activated_at", Type: field.TypeTime, Nullable: true},
+		{Name: "cancelled_at", Type: field.TypeTime, Nullable: true},
+		{Name: "expiring_notified_at", Type: field.TypeTime, Nullable: true},
+		{Name: "store_code", Type: field.TypeString, Size: 128, Default: ""},
+		{Name: "note", Type: field.TypeString, Size: 200, Default: ""},
+		{Name: "customer_id", Type: field.TypeString, Nullable: true},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// GiftCardsTable holds the schema information for the "gift_cards" table.
+	GiftCardsTable = &schema.Table{
+		Name:       "gift_cards",
+		Columns:    GiftCardsColumns,
+		PrimaryKey: []*schema.Column{GiftCardsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "gift_cards_customers_gift_cards",
+				Columns:    []*schema.Column{GiftCardsColumns[16]},
+				RefColumns: []*schema.Column{CustomersColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "gift_cards_tenants_tenant",
+				Columns:    []*schema.Column{GiftCardsColumns[17]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "giftcard_tenant_id_code_hash",
+				Unique:  true,
+				Columns: []*schema.Column{GiftCardsColumns[17], GiftCardsColumns[2]},
+			},
+			{
+				Name:    "giftcard_tenant_id_customer_id_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{GiftCardsColumns[17], GiftCardsColumns[16], GiftCardsColumns[10]},
+			},
+			{
+				Name:    "giftcard_tenant_id_batch_id",
+				Unique:  false,
+				Columns: []*schema.Column{GiftCardsColumns[17], GiftCardsColumns[4]},
+			},
+			{
+				Name:    "giftcard_status_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{GiftCardsColumns[5], GiftCardsColumns[10]},
+			},
+		},
+	}
+	// GiftCardEntriesColumns holds the columns for the "gift_card_entries" table.
+	GiftCardEntriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"issue", "load", "debit", "refund", "transfer_out", "transfer_in", "expiration", "cancellation"}},
+		{Name: "amount_cents", Type: field.TypeInt64},
+		{Name: "balance_after_cents", Type: field.TypeInt64},
+		{Name: "source_kind", Type: field.TypeEnum, Enums: []string{"card", "sale", "order", "load", "transfer", "return", "hold"}},
+		{Name: "source_id", Type: field.TypeString, Size: 128},
+		{Name: "store_code", Type: field.TypeString, Size: 128, Default: ""},
+		{Name: "reason", Type: field.TypeString, Size: 500, Default: ""},
+		{Name: "gift_card_id", Type: field.TypeString},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// GiftCardEntriesTable holds the schema information for the "gift_card_entries" table.
+	GiftCardEntriesTable = &schema.Table{
+		Name:       "gift_card_entries",
+		Columns:    GiftCardEntriesColumns,
+		PrimaryKey: []*schema.Column{GiftCardEntriesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "gift_card_entries_gift_cards_entries",
+				Columns:    []*schema.Column{GiftCardEntriesColumns[9]},
+				RefColumns: []*schema.Column{GiftCardsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "gift_card_entries_tenants_tenant",
+				Columns:    []*schema.Column{GiftCardEntriesColumns[10]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "giftcardentry_tenant_id_gift_card_id_kind_source_kind_source_id",
+				Unique:  true,
+				Columns: []*schema.Column{GiftCardEntriesColumns[10], GiftCardEntriesColumns[9], GiftCardEntriesColumns[2], GiftCardEntriesColumns[5], GiftCardEntriesColumns[6]},
+			},
+			{
+				Name:    "giftcardentry_tenant_id_gift_card_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{GiftCardEntriesColumns[10], GiftCardEntriesColumns[9], GiftCardEntriesColumns[0]},
+			},
+			{
+				Name:    "giftcardentry_tenant_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{GiftCardEntriesColumns[10], GiftCardEntriesColumns[1]},
+			},
+		},
+	}
 	// IdempotencyKeysColumns holds the columns for the "idempotency_keys" table.
 	IdempotencyKeysColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -1610,6 +1724,8 @@ var (
 		CustomerImportProblemsTable,
 		CustomerScoresTable,
 		EventsTable,
+		GiftCardsTable,
+		GiftCardEntriesTable,
 		IdempotencyKeysTable,
 		PointsEntriesTable,
 		PointsHoldsTable,
@@ -1659,6 +1775,14 @@ func init() {
 	CustomerScoresTable.ForeignKeys[0].RefTable = CustomersTable
 	CustomerScoresTable.ForeignKeys[1].RefTable = TenantsTable
 	EventsTable.ForeignKeys[0].RefTable = TenantsTable
+	GiftCardsTable.ForeignKeys[0].RefTable = CustomersTable
+	GiftCardsTable.ForeignKeys[1].RefTable = TenantsTable
+	GiftCardsTable.Annotation = &entsql.Annotation{}
+	GiftCardsTable.Annotation.Checks = map[string]string{
+		"gift_cards_cents_nonnegative": "balance_cents >= 0 AND loaded_cents >= 0 AND redeemed_cents >= 0",
+	}
+	GiftCardEntriesTable.ForeignKeys[0].RefTable = GiftCardsTable
+	GiftCardEntriesTable.ForeignKeys[1].RefTable = TenantsTable
 	IdempotencyKeysTable.ForeignKeys[0].RefTable = TenantsTable
 	PointsEntriesTable.ForeignKeys[0].RefTable = CustomersTable
 	PointsEntriesTable.ForeignKeys[1].RefTable = TenantsTable

@@ -67,6 +67,12 @@ type CustomerScore func(*sql.Selector)
 // Event is the predicate function for event builders.
 type Event func(*sql.Selector)
 
+// GiftCard is the predicate function for giftcard builders.
+type GiftCard func(*sql.Selector)
+
+// GiftCardEntry is the predicate function for giftcardentry builders.
+type GiftCardEntry func(*sql.Selector)
+
 // IdempotencyKey is the predicate function for idempotencykey builders.
 type IdempotencyKey func(*sql.Selector)
 

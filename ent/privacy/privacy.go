@@ -423,6 +423,54 @@ func (f EventMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation)
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.EventMutation", m)
 }
 
+// The GiftCardQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type GiftCardQueryRuleFunc func(context.Context, *ent.GiftCardQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f GiftCardQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.GiftCardQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.GiftCardQuery", q)
+}
+
+// The GiftCardMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type GiftCardMutationRuleFunc func(context.Context, *ent.GiftCardMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f GiftCardMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.GiftCardMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.GiftCardMutation", m)
+}
+
+// The GiftCardEntryQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type GiftCardEntryQueryRuleFunc func(context.Context, *ent.GiftCardEntryQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f GiftCardEntryQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.GiftCardEntryQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.GiftCardEntryQuery", q)
+}
+
+// The GiftCardEntryMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type GiftCardEntryMutationRuleFunc func(context.Context, *ent.GiftCardEntryMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f GiftCardEntryMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.GiftCardEntryMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.GiftCardEntryMutation", m)
+}
+
 // The IdempotencyKeyQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type IdempotencyKeyQueryRuleFunc func(context.Context, *ent.IdempotencyKeyQuery) error
@@ -1072,6 +1120,10 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.EventQuery:
 		return q.Filter(), nil
+	case *ent.GiftCardQuery:
+		return q.Filter(), nil
+	case *ent.GiftCardEntryQuery:
+		return q.Filter(), nil
 	case *ent.IdempotencyKeyQuery:
 		return q.Filter(), nil
 	case *ent.PointsEntryQuery:
@@ -1160,6 +1212,10 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.CustomerScoreMutation:
 		return m.Filter(), nil
 	case *ent.EventMutation:
+		return m.Filter(), nil
+	case *ent.GiftCardMutation:
+		return m.Filter(), nil
+	case *ent.GiftCardEntryMutation:
 		return m.Filter(), nil
 	case *ent.IdempotencyKeyMutation:
 		return m.Filter(), nil

@@ -19,6 +19,8 @@ import (
 	"github.com/fideliza/fideliza/ent/customerimportproblem"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/giftcard"
+	"github.com/fideliza/fideliza/ent/giftcardentry"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointshold"
@@ -818,6 +820,159 @@ func init() {
 	eventDescID := eventFields[0].Descriptor()
 	// event.DefaultID holds the default value on creation for the id field.
 	event.DefaultID = eventDescID.Default.(func() string)
+	giftcardMixin := schema.GiftCard{}.Mixin()
+	giftcard.Policy = privacy.NewPolicies(giftcardMixin[0], schema.GiftCard{})
+	giftcard.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := giftcard.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	giftcardMixinFields0 := giftcardMixin[0].Fields()
+	_ = giftcardMixinFields0
+	giftcardFields := schema.GiftCard{}.Fields()
+	_ = giftcardFields
+	// giftcardDescTenantID is the schema descriptor for tenant_id field.
+	giftcardDescTenantID := giftcardMixinFields0[0].Descriptor()
+	// giftcard.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	giftcard.TenantIDValidator = giftcardDescTenantID.Validators[0].(func(string) error)
+	// giftcardDescCreatedAt is the schema descriptor for created_at field.
+	giftcardDescCreatedAt := giftcardFields[1].Descriptor()
+	// giftcard.DefaultCreatedAt holds the default value on creation for the created_at field.
+	giftcard.DefaultCreatedAt = giftcardDescCreatedAt.Default.(func() time.Time)
+	// giftcardDescCodeHash is the schema descriptor for code_hash field.
+	giftcardDescCodeHash := giftcardFields[2].Descriptor()
+	// giftcard.CodeHashValidator is a validator for the "code_hash" field. It is called by the builders before save.
+	giftcard.CodeHashValidator = giftcardDescCodeHash.Validators[0].(func(string) error)
+	// giftcardDescCodeLast4 is the schema descriptor for code_last4 field.
+	giftcardDescCodeLast4 := giftcardFields[3].Descriptor()
+	// giftcard.CodeLast4Validator is a validator for the "code_last4" field. It is called by the builders before save.
+	giftcard.CodeLast4Validator = func() func(string) error {
+		validators := giftcardDescCodeLast4.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(code_last4 string) error {
+			for _, fn := range fns {
+				if err := fn(code_last4); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// giftcardDescBatchID is the schema descriptor for batch_id field.
+	giftcardDescBatchID := giftcardFields[4].Descriptor()
+	// giftcard.BatchIDValidator is a validator for the "batch_id" field. It is called by the builders before save.
+	giftcard.BatchIDValidator = giftcardDescBatchID.Validators[0].(func(string) error)
+	// giftcardDescInitialCents is the schema descriptor for initial_cents field.
+	giftcardDescInitialCents := giftcardFields[7].Descriptor()
+	// giftcard.InitialCentsValidator is a validator for the "initial_cents" field. It is called by the builders before save.
+	giftcard.InitialCentsValidator = giftcardDescInitialCents.Validators[0].(func(int64) error)
+	// giftcardDescBalanceCents is the schema descriptor for balance_cents field.
+	giftcardDescBalanceCents := giftcardFields[8].Descriptor()
+	// giftcard.DefaultBalanceCents holds the default value on creation for the balance_cents field.
+	giftcard.DefaultBalanceCents = giftcardDescBalanceCents.Default.(int64)
+	// giftcard.BalanceCentsValidator is a validator for the "balance_cents" field. It is called by the builders before save.
+	giftcard.BalanceCentsValidator = giftcardDescBalanceCents.Validators[0].(func(int64) error)
+	// giftcardDescLoadedCents is the schema descriptor for loaded_cents field.
+	giftcardDescLoadedCents := giftcardFields[9].Descriptor()
+	// giftcard.DefaultLoadedCents holds the default value on creation for the loaded_cents field.
+	giftcard.DefaultLoadedCents = giftcardDescLoadedCents.Default.(int64)
+	// giftcard.LoadedCentsValidator is a validator for the "loaded_cents" field. It is called by the builders before save.
+	giftcard.LoadedCentsValidator = giftcardDescLoadedCents.Validators[0].(func(int64) error)
+	// giftcardDescRedeemedCents is the schema descriptor for redeemed_cents field.
+	giftcardDescRedeemedCents := giftcardFields[10].Descriptor()
+	// giftcard.DefaultRedeemedCents holds the default value on creation for the redeemed_cents field.
+	giftcard.DefaultRedeemedCents = giftcardDescRedeemedCents.Default.(int64)
+	// giftcard.RedeemedCentsValidator is a validator for the "redeemed_cents" field. It is called by the builders before save.
+	giftcard.RedeemedCentsValidator = giftcardDescRedeemedCents.Validators[0].(func(int64) error)
+	// giftcardDescStoreCode is the schema descriptor for store_code field.
+	giftcardDescStoreCode := giftcardFields[15].Descriptor()
+	// giftcard.DefaultStoreCode holds the default value on creation for the store_code field.
+	giftcard.DefaultStoreCode = giftcardDescStoreCode.Default.(string)
+	// giftcard.StoreCodeValidator is a validator for the "store_code" field. It is called by the builders before save.
+	giftcard.StoreCodeValidator = giftcardDescStoreCode.Validators[0].(func(string) error)
+	// giftcardDescNote is the schema descriptor for note field.
+	giftcardDescNote := giftcardFields[16].Descriptor()
+	// giftcard.DefaultNote holds the default value on creation for the note field.
+	giftcard.DefaultNote = giftcardDescNote.Default.(string)
+	// giftcard.NoteValidator is a validator for the "note" field. It is called by the builders before save.
+	giftcard.NoteValidator = giftcardDescNote.Validators[0].(func(string) error)
+	// giftcardDescID is the schema descriptor for id field.
+	giftcardDescID := giftcardFields[0].Descriptor()
+	// giftcard.DefaultID holds the default value on creation for the id field.
+	giftcard.DefaultID = giftcardDescID.Default.(func() string)
+	giftcardentryMixin := schema.GiftCardEntry{}.Mixin()
+	giftcardentry.Policy = privacy.NewPolicies(giftcardentryMixin[0], giftcardentryMixin[1], schema.GiftCardEntry{})
+	giftcardentry.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := giftcardentry.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	giftcardentryMixinHooks1 := giftcardentryMixin[1].Hooks()
+
+	giftcardentry.Hooks[1] = giftcardentryMixinHooks1[0]
+	giftcardentryMixinFields0 := giftcardentryMixin[0].Fields()
+	_ = giftcardentryMixinFields0
+	giftcardentryFields := schema.GiftCardEntry{}.Fields()
+	_ = giftcardentryFields
+	// giftcardentryDescTenantID is the schema descriptor for tenant_id field.
+	giftcardentryDescTenantID := giftcardentryMixinFields0[0].Descriptor()
+	// giftcardentry.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	giftcardentry.TenantIDValidator = giftcardentryDescTenantID.Validators[0].(func(string) error)
+	// giftcardentryDescCreatedAt is the schema descriptor for created_at field.
+	giftcardentryDescCreatedAt := giftcardentryFields[1].Descriptor()
+	// giftcardentry.DefaultCreatedAt holds the default value on creation for the created_at field.
+	giftcardentry.DefaultCreatedAt = giftcardentryDescCreatedAt.Default.(func() time.Time)
+	// giftcardentryDescGiftCardID is the schema descriptor for gift_card_id field.
+	giftcardentryDescGiftCardID := giftcardentryFields[2].Descriptor()
+	// giftcardentry.GiftCardIDValidator is a validator for the "gift_card_id" field. It is called by the builders before save.
+	giftcardentry.GiftCardIDValidator = giftcardentryDescGiftCardID.Validators[0].(func(string) error)
+	// giftcardentryDescBalanceAfterCents is the schema descriptor for balance_after_cents field.
+	giftcardentryDescBalanceAfterCents := giftcardentryFields[5].Descriptor()
+	// giftcardentry.BalanceAfterCentsValidator is a validator for the "balance_after_cents" field. It is called by the builders before save.
+	giftcardentry.BalanceAfterCentsValidator = giftcardentryDescBalanceAfterCents.Validators[0].(func(int64) error)
+	// giftcardentryDescSourceID is the schema descriptor for source_id field.
+	giftcardentryDescSourceID := giftcardentryFields[7].Descriptor()
+	// giftcardentry.SourceIDValidator is a validator for the "source_id" field. It is called by the builders before save.
+	giftcardentry.SourceIDValidator = func() func(string) error {
+		validators := giftcardentryDescSourceID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(source_id string) error {
+			for _, fn := range fns {
+				if err := fn(source_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// giftcardentryDescStoreCode is the schema descriptor for store_code field.
+	giftcardentryDescStoreCode := giftcardentryFields[8].Descriptor()
+	// giftcardentry.DefaultStoreCode holds the default value on creation for the store_code field.
+	giftcardentry.DefaultStoreCode = giftcardentryDescStoreCode.Default.(string)
+	// giftcardentry.StoreCodeValidator is a validator for the "store_code" field. It is called by the builders before save.
+	giftcardentry.StoreCodeValidator = giftcardentryDescStoreCode.Validators[0].(func(string) error)
+	// giftcardentryDescReason is the schema descriptor for reason field.
+	giftcardentryDescReason := giftcardentryFields[9].Descriptor()
+	// giftcardentry.DefaultReason holds the default value on creation for the reason field.
+	giftcardentry.DefaultReason = giftcardentryDescReason.Default.(string)
+	// giftcardentry.ReasonValidator is a validator for the "reason" field. It is called by the builders before save.
+	giftcardentry.ReasonValidator = giftcardentryDescReason.Validators[0].(func(string) error)
+	// giftcardentryDescID is the schema descriptor for id field.
+	giftcardentryDescID := giftcardentryFields[0].Descriptor()
+	// giftcardentry.DefaultID holds the default value on creation for the id field.
+	giftcardentry.DefaultID = giftcardentryDescID.Default.(func() string)
 	idempotencykeyMixin := schema.IdempotencyKey{}.Mixin()
 	idempotencykey.Policy = privacy.NewPolicies(idempotencykeyMixin[0], schema.IdempotencyKey{})
 	idempotencykey.Hooks[0] = func(next ent.Mutator) ent.Mutator {

@@ -125,6 +125,9 @@ func (Customer) Edges() []ent.Edge {
 		edge.To("wallet_entries", WalletEntry.Type).
 			Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
 			Comment("The movements of the customer's money wallets (cashback in R$), newest last."),
+		edge.To("gift_cards", GiftCard.Type).
+			Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
+			Comment("The gift cards bound to the customer."),
 		edge.To("redemptions", Redemption.Type).
 			Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
 			Comment("Campaign benefits the customer redeemed."),

@@ -49,6 +49,9 @@ const (
 	Wallet         = "wal"
 	WalletTx       = "wtx"
 	WalletLot      = "wlt"
+	GiftCard       = "gcd"
+	GiftCardTx     = "gce"
+	GiftCardBatch  = "gcb"
 )
 
 var (
@@ -103,6 +106,8 @@ var tables = map[string]string{
 	ConsentChange: "consent_changes",
 	Audit:         "audit_events",
 	WalletTx:      "wallet_entries",
+	GiftCard:      "gift_cards",
+	GiftCardTx:    "gift_card_entries",
 }
 
 // NodeType resolves the table of an id, the shape ent's Noder expects.

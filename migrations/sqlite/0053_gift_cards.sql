@@ -1,0 +1,13 @@
+-- 0053: gift cards: R$ of stored value behind a code (stored as its
+-- SHA-256 and last four characters), each card its own balance and single
+-- lot, bound to a customer or not; and their entries, a source moving a
+-- card once per kind.
+CREATE TABLE `gift_cards` (`id` text NOT NULL, `created_at` datetime NOT NULL, `code_hash` text NOT NULL, `code_last4` text NOT NULL, `batch_id` text NULL, `status` text NOT NULL, `initial_cents` integer NOT NULL, `balance_cents` integer NOT NULL DEFAULT (0), `loaded_cents` integer NOT NULL DEFAULT (0), `redeemed_cents` integer NOT NULL DEFAULT (0), `expires_at` datetime NOT NULL, `activated_at` datetime NULL, `cancelled_at` datetime NULL, `expiring_notified_at` datetime NULL, `store_code` text NOT NULL DEFAULT (''), `note` text NOT NULL DEFAULT (''), `customer_id` text NULL, `tenant_id` text NOT NULL, PRIMARY KEY (`id`), CONSTRAINT `gift_cards_customers_gift_cards` FOREIGN KEY (`customer_id`) REFERENCES `customers` (`id`) ON DELETE SET NULL, CONSTRAINT `gift_cards_tenants_tenant` FOREIGN KEY (`tenant_id`) REFERENCES `tenants` (`id`) ON DELETE NO ACTION, CONSTRAINT `gift_cards_cents_nonnegative` CHECK (balance_cents >= 0 AND loaded_cents >= 0 AND redeemed_cents >= 0));
+CREATE UNIQUE INDEX `giftcard_tenant_id_code_hash` ON `gift_cards` (`tenant_id`, `code_hash`);
+CREATE INDEX `giftcard_tenant_id_customer_id_expires_at` ON `gift_cards` (`tenant_id`, `customer_id`, `expires_at`);
+CREATE INDEX `giftcard_tenant_id_batch_id` ON `gift_cards` (`tenant_id`, `batch_id`);
+CREATE INDEX `giftcard_status_expires_at` ON `gift_cards` (`status`, `expires_at`);
+CREATE TABLE `gift_card_entries` (`id` text NOT NULL, `created_at` datetime NOT NULL, `kind` text NOT NULL, `amount_cents` integer NOT NULL, `balance_after_cents` integer NOT NULL, `source_kind` text NOT NULL, `source_id` text NOT NULL, `store_code` text NOT NULL DEFAULT (''), `reason` text NOT NULL DEFAULT (''), `gift_card_id` text NOT NULL, `tenant_id` text NOT NULL, PRIMARY KEY (`id`), CONSTRAINT `gift_card_entries_gift_cards_entries` FOREIGN KEY (`gift_card_id`) REFERENCES `gift_cards` (`id`) ON DELETE NO ACTION, CONSTRAINT `gift_card_entries_tenants_tenant` FOREIGN KEY (`tenant_id`) REFERENCES `tenants` (`id`) ON DELETE NO ACTION);
+CREATE UNIQUE INDEX `giftcardentry_tenant_id_gift_card_id_kind_source_kind_source_id` ON `gift_card_entries` (`tenant_id`, `gift_card_id`, `kind`, `source_kind`, `source_id`);
+CREATE INDEX `giftcardentry_tenant_id_gift_card_id_id` ON `gift_card_entries` (`tenant_id`, `gift_card_id`, `id`);
+CREATE INDEX `giftcardentry_tenant_id_created_at` ON `gift_card_entries` (`tenant_id`, `created_at`);
