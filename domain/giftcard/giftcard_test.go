@@ -100,7 +100,9 @@ func TestCardMoves(t *testing.T) {
 			}
 		}
 		debit := func(cents int64, key string) op {
-			return func(c *ent.Client) (*giftcard.Result, error) { return e.cards.Debit(e.ctx, c, e.move(card, cents, key)) }
+			return func(c *ent.Client) (*giftcard.Result, error) {
+				return e.cards.Debit(e.ctx, c, e.move(card, cents, key))
+			}
 		}
 		refund := func(cents int64, key string) op {
 			return func(c *ent.Client) (*giftcard.Result, error) {
@@ -231,11 +233,15 @@ func TestCardExpiry(t *testing.T) {
 		require.True(t, notify(sold))
 		require.False(t, notify(sold), "once")
 		require.False(t, notify(unsold), "an unsold card holds nothing to announce")
-		_, err := write(e, func(c *ent.Client) (*giftcard.Result, error) { return e.cards.Debit(e.ctx, c, e.move(sold, 500, "PED-1")) })
+		_, err := write(e, func(c *ent.Client) (*giftcard.Result, error) {
+			return e.cards.Debit(e.ctx, c, e.move(sold, 500, "PED-1"))
+		})
 		require.NoError(t, err)
 
 		e.clock.Set(e.clock.Now().AddDate(0, 0, 10))
-		_, err = write(e, func(c *ent.Client) (*giftcard.Result, error) { return e.cards.Debit(e.ctx, c, e.move(sold, 1, "PED-2")) })
+		_, err = write(e, func(c *ent.Client) (*giftcard.Result, error) {
+			return e.cards.Debit(e.ctx, c, e.move(sold, 1, "PED-2"))
+		})
 		require.ErrorIs(t, err, giftcard.ErrExpired, "spendable until its expiry, whatever the upkeep reached")
 		r := expire(sold)
 		require.Equal(t, [2]int64{-2000, 0}, [2]int64{r.Entry.AmountCents, r.Card.BalanceCents}, "what is left expires whole")
