@@ -13,6 +13,7 @@ import (
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/giftcards"
 	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/app/loyalty"
@@ -43,6 +44,7 @@ type App struct {
 	Campaigns  *campaigns.Service
 	Loyalty    *loyalty.Service
 	Wallets    *wallets.Service
+	GiftCards  *giftcards.Service
 	Customers  *customers.Service
 	Webhooks   *webhooks.Service
 	Checkout   *checkout.Service
@@ -66,10 +68,12 @@ func (a *App) WithHistory(h HistoryFunc) *App {
 func New(k *Config) *App {
 	a := &App{Kernel: k, Audiences: audiences.New(k), Webhooks: webhooks.New(k), Backoffice: backoffice.New(k),
 		Privacy: privacy.New(k), Campaigns: campaigns.New(k), Scoring: scoring.New(k), Insights: insights.New(k),
-		Customers: customers.New(k), Loyalty: loyalty.New(k), Checkout: checkout.New(k), POS: pos.New(k), Nodes: nodes.New(k), Wallets: wallets.New(k)}
+		Customers: customers.New(k), Loyalty: loyalty.New(k), Checkout: checkout.New(k), POS: pos.New(k), Nodes: nodes.New(k), Wallets: wallets.New(k),
+		GiftCards: giftcards.New(k)}
 	a.Scoring.Audiences = a.Audiences
 	a.Insights.Scoring = a.Scoring
 	a.Customers.Scoring, a.Customers.Audiences = a.Scoring, a.Audiences
+	a.Wallets.GiftCards = a.GiftCards
 	a.Loyalty.Campaigns, a.Loyalty.Audiences, a.Loyalty.Wallets = a.Campaigns, a.Audiences, a.Wallets
 	a.Checkout.Campaigns, a.Checkout.Loyalty = a.Campaigns, a.Loyalty
 	a.POS.Checkout, a.POS.Campaigns, a.POS.Loyalty, a.POS.Audiences = a.Checkout, a.Campaigns, a.Loyalty, a.Audiences

@@ -70,11 +70,12 @@ var contextsBelow = map[string][]string{
 	"customers":  {"scoring", "audiences"},
 	"privacy":    {"customers"},
 	"campaigns":  {"scoring"},
-	"wallets":    {},
+	"giftcards":  {},
+	"wallets":    {"giftcards"},
 	"loyalty":    {"campaigns", "audiences", "wallets"},
 	"checkout":   {"campaigns", "loyalty"},
 	"pos":        {"checkout", "campaigns", "loyalty", "customers", "audiences"},
-	"nodes":      {"backoffice", "campaigns", "checkout", "customers", "loyalty", "pos", "scoring", "wallets", "webhooks"},
+	"nodes":      {"backoffice", "campaigns", "checkout", "customers", "loyalty", "pos", "scoring", "wallets", "giftcards", "webhooks"},
 	"insights":   {"scoring"},
 }
 

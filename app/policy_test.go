@@ -21,6 +21,7 @@ import (
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/giftcards"
 	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/app/loyalty"
@@ -212,4 +213,5 @@ var rules = map[string]reflect.Value{
 	"webhooks": reflect.ValueOf(webhooks.Rules), "checkout": reflect.ValueOf(checkout.Rules),
 	"pos": reflect.ValueOf(pos.Rules), "audiences": reflect.ValueOf(audiences.Rules),
 	"nodes": reflect.ValueOf(nodes.Rules), "scoring": reflect.ValueOf(scoring.Rules), "wallets": reflect.ValueOf(wallets.Rules),
+	"giftcards": reflect.ValueOf(giftcards.Rules),
 }

@@ -92,6 +92,12 @@ type UpkeepWallets struct{}
 
 func (UpkeepWallets) Kind() string { return "upkeep_wallets" }
 
+// UpkeepGiftCards expires the gift cards whose time has come and records
+// gift_card.expiring for those expiring soon.
+type UpkeepGiftCards struct{}
+
+func (UpkeepGiftCards) Kind() string { return "upkeep_gift_cards" }
+
 // RecomputeLevels lowers the levels that points leaving the trailing
 // 12-month window no longer hold.
 type RecomputeLevels struct{}
@@ -162,7 +168,7 @@ func Kinds() []string {
 		RecomputeLevels{}.Kind(), CreditCashback{}.Kind(), CampaignLifecycle{}.Kind(),
 		PurgeExpired{}.Kind(), ProcessSale{}.Kind(), DispatchEvents{}.Kind(), DeliverWebhook{}.Kind(),
 		ProcessSaleReturn{}.Kind(), ScoreCustomers{}.Kind(), ReleasePendingPoints{}.Kind(), ImportCustomers{}.Kind(),
-		RecomputeAudiences{}.Kind(), UpkeepWallets{}.Kind(),
+		RecomputeAudiences{}.Kind(), UpkeepWallets{}.Kind(), UpkeepGiftCards{}.Kind(),
 	}
 }
 

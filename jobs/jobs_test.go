@@ -28,6 +28,7 @@ func TestArgsRoundTrip(t *testing.T) {
 		{jobs.ExpirePoints{}, `{}`}, {jobs.NotifyExpiringPoints{}, `{}`}, {jobs.RecomputeLevels{}, `{}`}, {jobs.RecomputeAudiences{}, `{}`},
 		{jobs.CampaignLifecycle{}, `{}`}, {jobs.PurgeExpired{}, `{}`}, {jobs.DispatchEvents{}, `{}`}, {jobs.PruneSigningKeys{}, `{}`},
 		{jobs.UpkeepWallets{}, `{}`},
+		{jobs.UpkeepGiftCards{}, `{}`},
 	}
 	kinds := map[string]bool{}
 	for _, c := range cases {

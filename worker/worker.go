@@ -44,6 +44,7 @@ func PeriodicJobs(pointsEvery, dispatchEvery time.Duration) []*river.PeriodicJob
 		every(pointsEvery, jobs.NotifyExpiringPoints{}),
 		every(pointsEvery, jobs.RecomputeLevels{}),
 		every(pointsEvery, jobs.UpkeepWallets{}),
+		every(pointsEvery, jobs.UpkeepGiftCards{}),
 		every(ScoreEvery, jobs.ScoreCustomers{}),
 		every(AudiencesEvery, jobs.RecomputeAudiences{}),
 		every(dispatchEvery, jobs.DispatchEvents{}),

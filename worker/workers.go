@@ -60,6 +60,7 @@ func table(a *app.App) []registration {
 		job(a.Loyalty.NotifyExpiringPoints, long),
 		job(a.Loyalty.RecomputeLevels, long),
 		job(a.Wallets.UpkeepWallets, long),
+		job(a.GiftCards.UpkeepGiftCards, long),
 		job(a.Audiences.RecomputeAudiences, long),
 		job(a.Campaigns.RunCampaignLifecycle, long),
 		job(a.Privacy.PurgeExpired, long),

@@ -5,6 +5,7 @@ import (
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/giftcards"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/app/pos"
@@ -35,6 +36,8 @@ var TypeRules = map[string]kernel.Rule{
 	"ConsentChange": customers.Rules.Customer,
 	"PointsEntry":   loyalty.Rules.PointsEntryConnection,
 	"WalletEntry":   wallets.Rules.Entries,
+	"GiftCard":      giftcards.Rules.GiftCardConnection,
+	"GiftCardEntry": giftcards.Rules.GiftCardEntries,
 	"Campaign":      campaigns.Rules.CampaignConnection,
 	"Product":       campaigns.Rules.ProductConnection,
 	"Coupon":        campaigns.Rules.ListCoupons,

@@ -17,12 +17,15 @@ import (
 )
 
 // Units are the money wallets every customer has, listed in this order;
-// a wallet never moved reads as zero.
+// a wallet never moved reads as zero. The gift cards bound to the customer
+// follow, a wallet each.
 var Units = []wallet.Unit{wallet.Cashback}
 
 // Balance is one wallet of a customer, in cents.
 type Balance struct {
 	Unit wallet.Unit
+	// GiftCard is the card of a wallet of unit gift_card.
+	GiftCard *ent.GiftCard
 	// Balance is released and not expired; Pending waits out the pending
 	// period; Debt was reversed after it was spent.
 	Balance, Pending, Debt int64
@@ -41,7 +44,8 @@ type Expiry struct {
 	ExpiresAt time.Time
 }
 
-// Wallets lists a customer's money wallets.
+// Wallets lists a customer's money wallets: Units, then the active gift
+// cards bound to the customer, those expiring first first.
 func (a *Service) Wallets(ctx context.Context, customerID string) ([]Balance, error) {
 	if err := Rules.Wallets.Allow(ctx); err != nil {
 		return nil, err
@@ -87,7 +91,27 @@ func (a *Service) Wallets(ctx context.Context, customerID string) ([]Balance, er
 		}
 		out[i] = b
 	}
+	cards, err := a.GiftCards.CustomerGiftCards(ctx, customerID)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cards {
+		out = append(out, cardBalance(c, now))
+	}
 	return out, nil
+}
+
+// cardBalance is a bound gift card as a wallet: its balance, spendable
+// until it expires, whole.
+func cardBalance(c *ent.GiftCard, now time.Time) Balance {
+	b := Balance{Unit: wallet.GiftCard, GiftCard: c, Balance: c.BalanceCents}
+	if now.Before(c.ExpiresAt) {
+		b.Spendable = c.BalanceCents
+	}
+	if c.BalanceCents > 0 {
+		b.Expiring = &Expiry{Cents: c.BalanceCents, ExpiresAt: c.ExpiresAt}
+	}
+	return b
 }
 
 // EntriesFilter narrows a wallet's statement to a period.

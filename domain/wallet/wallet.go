@@ -26,11 +26,15 @@ import (
 	"github.com/fideliza/fideliza/ent/walletlot"
 )
 
-// Unit is a kind of money wallet; gift cards will be another.
+// Unit is a kind of money wallet.
 type Unit string
 
 // Cashback is the wallet of the R$ cashback campaigns credit.
 const Cashback Unit = "cashback"
+
+// GiftCard is a gift card bound to the customer, each card a wallet of its
+// own; its moves are domain/giftcard's, not this package's.
+const GiftCard Unit = "gift_card"
 
 // ErrInsufficient is a debit larger than the spendable balance.
 var ErrInsufficient = errors.New("insufficient wallet balance")
