@@ -10,6 +10,7 @@ import (
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/giftcards"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/app/pos"
@@ -53,6 +54,16 @@ func (s *server) bearerRoutes() []route {
 		{"GET", "/v1/customers/{id}/export", privacy.Rules.WriteCustomerExport.Scope(), s.exportCustomer},
 		{"GET", "/v1/customers/{id}/wallets", wallets.Rules.Wallets.Scope(), handleWith(v1, http.StatusOK, pathID, s.app.Wallets.Wallets, renderWallets)},
 		{"GET", "/v1/customers/{id}/wallets/{wallet}/entries", wallets.Rules.Entries.Scope(), handleWith(v1, http.StatusOK, readWalletEntries, s.walletEntries, renderWalletEntries)},
+
+		{"POST", "/v1/gift-cards", giftcards.Rules.IssueGiftCards.Scope(), handle(v1, http.StatusCreated, readIssue, s.app.GiftCards.IssueGiftCards, renderIssued)},
+		{"GET", "/v1/gift-cards", giftcards.Rules.GiftCards.Scope(), handle(v1, http.StatusOK, readGiftCardPage, pagedOp(s.app.GiftCards.GiftCards), giftCardPage)},
+		{"POST", "/v1/gift-cards/lookup", giftcards.Rules.GiftCardByCode.Scope(), handle(v1, http.StatusOK, readLookup, s.app.GiftCards.GiftCardByCode, renderGiftCard)},
+		{"GET", "/v1/gift-cards/{id}", giftcards.Rules.GiftCard.Scope(), handle(v1, http.StatusOK, pathID, s.app.GiftCards.GiftCard, renderGiftCard)},
+		{"GET", "/v1/gift-cards/{id}/entries", giftcards.Rules.GiftCardEntries.Scope(), handleWith(v1, http.StatusOK, pageOnPath("gce_"), pagedOp(s.app.GiftCards.GiftCardEntries), renderGiftCardEntries)},
+		{"POST", "/v1/gift-cards/{id}/load", giftcards.Rules.LoadGiftCard.Scope(), handle(v1, http.StatusOK, readLoad, onPathOp(s.app.GiftCards.LoadGiftCard), renderGiftCardMove)},
+		{"POST", "/v1/gift-cards/{id}/bind", giftcards.Rules.BindGiftCard.Scope(), handle(v1, http.StatusOK, readBind, onPathOp(s.app.GiftCards.BindGiftCard), renderBound)},
+		{"POST", "/v1/gift-cards/{id}/transfer", giftcards.Rules.TransferGiftCard.Scope(), handleWith(v1, http.StatusOK, readTransfer, onPathOp(s.app.GiftCards.TransferGiftCard), renderTransfer)},
+		{"POST", "/v1/gift-cards/{id}/cancel", giftcards.Rules.CancelGiftCard.Scope(), handle(v1, http.StatusOK, readCancel, onPathOp(s.app.GiftCards.CancelGiftCard), renderGiftCardMove)},
 
 		{"GET", "/v1/segments", customers.Rules.ListSegments.Scope(), handle(v1, http.StatusOK, readSegmentPage, pagedOp(s.app.Customers.ListSegments), segmentPage)},
 		{"POST", "/v1/segments", customers.Rules.CreateSegment.Scope(), handle(v1, http.StatusCreated, readSegment, s.app.Customers.CreateSegment, newSegmentJSON)},

@@ -26,6 +26,13 @@ type walletJSON struct {
 	Spendable       json.Number       `json:"spendable"`
 	Debt            json.Number       `json:"debt"`
 	ExpiringSoonest *walletExpiryJSON `json:"expiring_soonest"`
+	GiftCard        *walletCardJSON   `json:"gift_card"`
+}
+
+// walletCardJSON names the card of a gift_card wallet.
+type walletCardJSON struct {
+	ID        string `json:"id"`
+	CodeLast4 string `json:"code_last4"`
 }
 
 type walletExpiryJSON struct {
@@ -40,6 +47,9 @@ func renderWallets(customerID string, bs []wallets.Balance) walletsJSON {
 			Spendable: money(b.Spendable), Debt: money(b.Debt)}
 		if b.Expiring != nil {
 			out.Data[i].ExpiringSoonest = &walletExpiryJSON{Amount: money(b.Expiring.Cents), ExpiresAt: timestamp(b.Expiring.ExpiresAt)}
+		}
+		if c := b.GiftCard; c != nil {
+			out.Data[i].GiftCard = &walletCardJSON{ID: c.ID, CodeLast4: c.CodeLast4}
 		}
 	}
 	return out

@@ -28,7 +28,7 @@ func TestCustomerWallets(t *testing.T) {
 
 		r := get("/v1/customers/"+cust+"/wallets", e.token)
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-		require.JSONEq(t, `{"customer_id":"`+cust+`","data":[{"unit":"cashback","balance":0.00,"pending":0.00,"spendable":0.00,"debt":0.00,"expiring_soonest":null}]}`, string(r.body))
+		require.JSONEq(t, `{"customer_id":"`+cust+`","data":[{"unit":"cashback","balance":0.00,"pending":0.00,"spendable":0.00,"debt":0.00,"expiring_soonest":null,"gift_card":null}]}`, string(r.body))
 
 		ctx := viewer.TenantContext(context.Background(), e.tenantID)
 		w := wallet.Wallets{Dialect: db.Dialect, Now: e.clock}
