@@ -61,6 +61,11 @@ func (r *queryResolver) Events(ctx context.Context, after *entgql.Cursor[string]
 	return r.app.Webhooks.EventConnection(ctx, page(after, first, before, last), orderBy, where)
 }
 
+// GiftCards is the resolver for the giftCards field.
+func (r *queryResolver) GiftCards(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.GiftCardOrder, where *ent.GiftCardWhereInput) (*ent.GiftCardConnection, error) {
+	return r.app.GiftCards.GiftCardConnection(ctx, page(after, first, before, last), orderBy, where)
+}
+
 // PointsEntries is the resolver for the pointsEntries field.
 func (r *queryResolver) PointsEntries(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PointsEntryOrder, where *ent.PointsEntryWhereInput) (*ent.PointsEntryConnection, error) {
 	return r.app.Loyalty.PointsEntryConnection(ctx, page(after, first, before, last), orderBy, where)
@@ -112,6 +117,12 @@ func (r *Resolver) Campaign() generated.CampaignResolver { return &campaignResol
 // Customer returns generated.CustomerResolver implementation.
 func (r *Resolver) Customer() generated.CustomerResolver { return &customerResolver{r} }
 
+// GiftCard returns generated.GiftCardResolver implementation.
+func (r *Resolver) GiftCard() generated.GiftCardResolver { return &giftCardResolver{r} }
+
+// GiftCardEntry returns generated.GiftCardEntryResolver implementation.
+func (r *Resolver) GiftCardEntry() generated.GiftCardEntryResolver { return &giftCardEntryResolver{r} }
+
 // Query returns generated.QueryResolver implementation.
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
@@ -122,9 +133,11 @@ func (r *Resolver) Sale() generated.SaleResolver { return &saleResolver{r} }
 func (r *Resolver) WalletEntry() generated.WalletEntryResolver { return &walletEntryResolver{r} }
 
 type (
-	campaignResolver    struct{ *Resolver }
-	customerResolver    struct{ *Resolver }
-	queryResolver       struct{ *Resolver }
-	saleResolver        struct{ *Resolver }
-	walletEntryResolver struct{ *Resolver }
+	campaignResolver      struct{ *Resolver }
+	customerResolver      struct{ *Resolver }
+	giftCardResolver      struct{ *Resolver }
+	giftCardEntryResolver struct{ *Resolver }
+	queryResolver         struct{ *Resolver }
+	saleResolver          struct{ *Resolver }
+	walletEntryResolver   struct{ *Resolver }
 )

@@ -18,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/giftcards"
 	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/app/loyalty"
@@ -83,6 +84,14 @@ var RootFieldScopes = map[string]string{
 	"Mutation.addCoupons":         campaigns.Rules.AddCoupons.Scope(),
 	"Mutation.importProducts":     campaigns.Rules.ImportProducts.Scope(),
 	"Mutation.adjustPoints":       loyalty.Rules.AdjustPoints.Scope(),
+
+	"Query.giftCards":           giftcards.Rules.GiftCardConnection.Scope(),
+	"Query.giftCardByCode":      giftcards.Rules.GiftCardByCode.Scope(),
+	"Mutation.issueGiftCards":   giftcards.Rules.IssueGiftCards.Scope(),
+	"Mutation.loadGiftCard":     giftcards.Rules.LoadGiftCard.Scope(),
+	"Mutation.bindGiftCard":     giftcards.Rules.BindGiftCard.Scope(),
+	"Mutation.transferGiftCard": giftcards.Rules.TransferGiftCard.Scope(),
+	"Mutation.cancelGiftCard":   giftcards.Rules.CancelGiftCard.Scope(),
 
 	"Mutation.createStore":            backoffice.Rules.CreateStore.Scope(),
 	"Mutation.updateStore":            backoffice.Rules.UpdateStore.Scope(),

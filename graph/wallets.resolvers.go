@@ -10,7 +10,6 @@ import (
 
 	"github.com/fideliza/fideliza/domain/wallet"
 	"github.com/fideliza/fideliza/ent"
-	"github.com/fideliza/fideliza/ent/walletentry"
 	"github.com/fideliza/fideliza/graph/generated"
 	"github.com/shopspring/decimal"
 )
@@ -23,7 +22,7 @@ func (r *customerResolver) Wallets(ctx context.Context, obj *ent.Customer) ([]*g
 	}
 	out := make([]*generated.CustomerWallet, len(balances))
 	for i, b := range balances {
-		out[i] = &generated.CustomerWallet{Unit: walletentry.Wallet(b.Unit), Balance: wallet.Amount(b.Balance),
+		out[i] = &generated.CustomerWallet{Unit: generated.WalletUnit(b.Unit), GiftCard: b.GiftCard, Balance: wallet.Amount(b.Balance),
 			Pending: wallet.Amount(b.Pending), Spendable: wallet.Amount(b.Spendable), Debt: wallet.Amount(b.Debt)}
 		if b.Expiring != nil {
 			out[i].ExpiringSoonest = &generated.WalletExpiry{Amount: wallet.Amount(b.Expiring.Cents), ExpiresAt: b.Expiring.ExpiresAt}

@@ -201,3 +201,48 @@ func TestGiftCardGuessBurst(t *testing.T) {
 		require.Equal(t, http.StatusTooManyRequests, r.status, "over the quota, every lookup waits for the window: %s", r.body)
 	})
 }
+
+// TestGiftCardsOverGraphQL: the mutations and queries call the same
+// operations: a card issued with its code, found by it, loaded, bound and
+// then among the customer's wallets, its entries read through the card.
+func TestGiftCardsOverGraphQL(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		e := ptsSetup(t, db)
+		cust := e.ptsCustomer(t, e.tenantID, "Helena")
+		token := e.tokenFor(t, "customers:read", ptsScopeRead, ptsScopeWrite)
+		gql := func(query string, vars map[string]any) map[string]any {
+			t.Helper()
+			body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+			require.NoError(t, err)
+			r := apiRaw(t, e.srv, http.MethodPost, "/graphql", token, "application/json", string(body))
+			require.Equal(t, http.StatusOK, r.status)
+			require.NotContains(t, string(r.body), `"errors"`, "%s", r.body)
+			var out struct{ Data map[string]any }
+			require.NoError(t, json.Unmarshal(r.body, &out))
+			return out.Data
+		}
+		issued := gql(`mutation { issueGiftCards(input: {amount: "40.00", note: "Dia das mães"}) { batchID cards { code giftCard { id status balance } } } }`, nil)
+		card := issued["issueGiftCards"].(map[string]any)["cards"].([]any)[0].(map[string]any)
+		id := card["giftCard"].(map[string]any)["id"].(string)
+		require.Equal(t, "40.00", card["giftCard"].(map[string]any)["balance"])
+
+		found := gql(`query($code: String!) { giftCardByCode(code: $code) { id } }`, map[string]any{"code": card["code"]})
+		require.Equal(t, id, found["giftCardByCode"].(map[string]any)["id"])
+		loaded := gql(`mutation($id: ID!) { loadGiftCard(id: $id, input: {amount: "2.50", loadID: "L-1"}) { replayed giftCard { balance loaded } entry { kind amount balanceAfter } } }`,
+			map[string]any{"id": id})
+		require.Equal(t, map[string]any{"replayed": false, "giftCard": map[string]any{"balance": "42.50", "loaded": "2.50"},
+			"entry": map[string]any{"kind": "load", "amount": "2.50", "balanceAfter": "42.50"}}, loaded["loadGiftCard"])
+		gql(`mutation($id: ID!, $c: ID!) { bindGiftCard(id: $id, customerID: $c) { id } }`, map[string]any{"id": id, "c": cust})
+		wallets := gql(`query($c: ID!) { node(id: $c) { ... on Customer { wallets { unit balance giftCard { id codeLast4 } }
+			giftCards { totalCount edges { node { entries { totalCount } } } } } } }`, map[string]any{"c": cust})
+		node := wallets["node"].(map[string]any)
+		require.Equal(t, []any{
+			map[string]any{"unit": "cashback", "balance": "0.00", "giftCard": nil},
+			map[string]any{"unit": "gift_card", "balance": "42.50", "giftCard": map[string]any{"id": id, "codeLast4": card["code"].(string)[20:]}},
+		}, node["wallets"])
+		require.Equal(t, 1.0, node["giftCards"].(map[string]any)["totalCount"])
+		page := gql(`{ giftCards(where: {status: active}) { totalCount } }`, nil)
+		require.Equal(t, 1.0, page["giftCards"].(map[string]any)["totalCount"])
+	})
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/giftcards"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/auth"
@@ -150,7 +151,15 @@ var graphQLProbes = map[string]string{
 	"Query.auditEvents":           `{ auditEvents { totalCount } }`,
 	"Mutation.eraseCustomer":      `mutation { eraseCustomer(id: "cus_00000000000000000000000000") }`,
 
-	"Query.pointsEntries":        `{ pointsEntries { totalCount } }`,
+	"Query.pointsEntries":  `{ pointsEntries { totalCount } }`,
+	"Query.giftCards":      `{ giftCards { totalCount } }`,
+	"Query.giftCardByCode": `{ giftCardByCode(code: "0000-0000-0000-0000-0000") { id } }`,
+
+	"Mutation.issueGiftCards":    `mutation { issueGiftCards(input: {amount: "50.00"}) { cards { code } } }`,
+	"Mutation.loadGiftCard":      `mutation { loadGiftCard(id: "gcd_00000000000000000000000000", input: {amount: "5.00", loadID: "l-1"}) { replayed } }`,
+	"Mutation.bindGiftCard":      `mutation { bindGiftCard(id: "gcd_00000000000000000000000000", customerID: "cus_00000000000000000000000000") { id } }`,
+	"Mutation.transferGiftCard":  `mutation { transferGiftCard(id: "gcd_00000000000000000000000000", input: {toGiftCardID: "gcd_00000000000000000000000001", transferID: "t-1"}) { replayed } }`,
+	"Mutation.cancelGiftCard":    `mutation { cancelGiftCard(id: "gcd_00000000000000000000000000") { replayed } }`,
 	"Query.events":               `{ events { totalCount } }`,
 	"Query.customersByLevel":     `{ customersByLevel { level customers } }`,
 	"Query.activeCustomers":      `{ activeCustomers(from: "2020-01-01T00:00:00Z", to: "2099-01-01T00:00:00Z") }`,
@@ -248,6 +257,7 @@ func TestGraphQLFieldScopes(t *testing.T) {
 	}{
 		{"Customer.pointsEntries", "PointsEntry", "customers:read", `{ customers { edges { node { name pointsEntries { totalCount } } } } }`},
 		{"Customer.walletEntries", "WalletEntry", "customers:read", `{ customers { edges { node { name walletEntries { totalCount } } } } }`},
+		{"Customer.giftCards", "GiftCard", "customers:read", `{ customers { edges { node { name giftCards { totalCount } } } } }`},
 		{"Customer.segments", "Segment", "customers:read", `{ customers { edges { node { name segments { totalCount } } } } }`},
 		{"Customer.redemptions", "Redemption", "customers:read", `{ customers { edges { node { name redemptions { totalCount } } } } }`},
 		{"Customer.sales", "Sale", "customers:read", `{ customers { edges { node { name sales { totalCount } } } } }`},
@@ -259,6 +269,8 @@ func TestGraphQLFieldScopes(t *testing.T) {
 		{"Redemption.campaign", "Campaign", "campaigns:read", `{ redemptions { edges { node { orderID campaign { id } } } } }`},
 		{"Redemption.sale", "Sale", "campaigns:read", `{ redemptions { edges { node { orderID sale { id } } } } }`},
 		{"PointsEntry.customer", "Customer", "loyalty:read", `{ pointsEntries { edges { node { points customer { id } } } } }`},
+		{"GiftCard.customer", "Customer", "loyalty:read", `{ giftCards { edges { node { codeLast4 customer { id } } } } }`},
+		{"GiftCard.entries", "GiftCardEntry", "loyalty:read", `{ giftCards { edges { node { codeLast4 entries { totalCount } } } } }`},
 	}
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		s := newScopeServer(t, db)
@@ -325,6 +337,8 @@ func seedEdges(t *testing.T, a *app.App, tenantID string) {
 	})
 	require.NoError(t, err)
 	_, err = a.Loyalty.CreditPoints(ctx, loyalty.CreditInput{CustomerID: cust.ID, OrderID: "o-1", Points: opt.Of[int64](10).Ptr()})
+	require.NoError(t, err)
+	_, err = a.GiftCards.IssueGiftCards(ctx, giftcards.IssueInput{Amount: opt.Of(decimal.NewFromInt(50)).Ptr(), CustomerID: cust.ID})
 	require.NoError(t, err)
 	st, err := a.Backoffice.CreateStore(ctx, tenantID, "L1", "Loja 1")
 	require.NoError(t, err)

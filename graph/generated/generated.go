@@ -23,6 +23,8 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerimport"
 	"github.com/fideliza/fideliza/ent/customerscore"
+	"github.com/fideliza/fideliza/ent/giftcard"
+	"github.com/fideliza/fideliza/ent/giftcardentry"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/salereturn"
@@ -47,6 +49,8 @@ type ResolverRoot interface {
 	Campaign() CampaignResolver
 	Customer() CustomerResolver
 	CustomerImport() CustomerImportResolver
+	GiftCard() GiftCardResolver
+	GiftCardEntry() GiftCardEntryResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Sale() SaleResolver
@@ -287,6 +291,7 @@ type ComplexityRoot struct {
 		ErasedAt                 func(childComplexity int) int
 		ExternalID               func(childComplexity int) int
 		Gender                   func(childComplexity int) int
+		GiftCards                func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.GiftCardOrder, where *ent.GiftCardWhereInput) int
 		ID                       func(childComplexity int) int
 		LastPurchaseAt           func(childComplexity int) int
 		Level                    func(childComplexity int) int
@@ -365,6 +370,7 @@ type ComplexityRoot struct {
 		Balance         func(childComplexity int) int
 		Debt            func(childComplexity int) int
 		ExpiringSoonest func(childComplexity int) int
+		GiftCard        func(childComplexity int) int
 		Pending         func(childComplexity int) int
 		Spendable       func(childComplexity int) int
 		Unit            func(childComplexity int) int
@@ -418,11 +424,91 @@ type ComplexityRoot struct {
 		Message func(childComplexity int) int
 	}
 
+	GiftCard struct {
+		ActivatedAt   func(childComplexity int) int
+		Balance       func(childComplexity int) int
+		BatchID       func(childComplexity int) int
+		CancelledAt   func(childComplexity int) int
+		CodeLast4     func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		Customer      func(childComplexity int) int
+		CustomerID    func(childComplexity int) int
+		Entries       func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.GiftCardEntryOrder, where *ent.GiftCardEntryWhereInput) int
+		ExpiresAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		InitialAmount func(childComplexity int) int
+		Loaded        func(childComplexity int) int
+		Note          func(childComplexity int) int
+		Redeemed      func(childComplexity int) int
+		Status        func(childComplexity int) int
+		StoreCode     func(childComplexity int) int
+		TenantID      func(childComplexity int) int
+	}
+
+	GiftCardConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	GiftCardEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	GiftCardEntry struct {
+		Amount       func(childComplexity int) int
+		BalanceAfter func(childComplexity int) int
+		CreatedAt    func(childComplexity int) int
+		GiftCard     func(childComplexity int) int
+		GiftCardID   func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Kind         func(childComplexity int) int
+		Reason       func(childComplexity int) int
+		SourceID     func(childComplexity int) int
+		SourceKind   func(childComplexity int) int
+		StoreCode    func(childComplexity int) int
+		TenantID     func(childComplexity int) int
+	}
+
+	GiftCardEntryConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	GiftCardEntryEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	GiftCardMovement struct {
+		Entry    func(childComplexity int) int
+		GiftCard func(childComplexity int) int
+		Replayed func(childComplexity int) int
+	}
+
+	GiftCardTransfer struct {
+		From     func(childComplexity int) int
+		Replayed func(childComplexity int) int
+		To       func(childComplexity int) int
+	}
+
 	IneligibleCampaign struct {
 		Campaign      func(childComplexity int) int
 		ExcludedBy    func(childComplexity int) int
 		MissingAmount func(childComplexity int) int
 		Reason        func(childComplexity int) int
+	}
+
+	IssuedGiftCard struct {
+		Code     func(childComplexity int) int
+		GiftCard func(childComplexity int) int
+	}
+
+	IssuedGiftCards struct {
+		BatchID func(childComplexity int) int
+		Cards   func(childComplexity int) int
 	}
 
 	ItemBenefit struct {
@@ -460,6 +546,8 @@ type ComplexityRoot struct {
 		AddCoupons             func(childComplexity int, input AddCouponsInput) int
 		AddSegmentCustomers    func(childComplexity int, segmentID string, customerIDs []string) int
 		AdjustPoints           func(childComplexity int, input AdjustPointsInput) int
+		BindGiftCard           func(childComplexity int, id string, customerID string) int
+		CancelGiftCard         func(childComplexity int, id string, reason *string) int
 		CreateAPIClient        func(childComplexity int, input CreateAPIClientInput) int
 		CreateCampaign         func(childComplexity int, input CreateCampaignInput) int
 		CreateCustomer         func(childComplexity int, input CreateCustomerInput) int
@@ -473,6 +561,8 @@ type ComplexityRoot struct {
 		EraseCustomer          func(childComplexity int, id string) int
 		ImportProducts         func(childComplexity int, products []*ProductInput) int
 		ImportSegmentCustomers func(childComplexity int, segmentID string, cpfs []string) int
+		IssueGiftCards         func(childComplexity int, input IssueGiftCardsInput) int
+		LoadGiftCard           func(childComplexity int, id string, input LoadGiftCardInput) int
 		PauseCampaign          func(childComplexity int, id string) int
 		RedeemCampaign         func(childComplexity int, input RedeemCampaignInput) int
 		RedeliverWebhook       func(childComplexity int, deliveryID string) int
@@ -484,6 +574,7 @@ type ComplexityRoot struct {
 		RollbackRedemption     func(childComplexity int, id string, reason string) int
 		RotateAPIClientSecret  func(childComplexity int, id string) int
 		RotateWebhookSecret    func(childComplexity int, id string) int
+		TransferGiftCard       func(childComplexity int, id string, input TransferGiftCardInput) int
 		UpdateCustomer         func(childComplexity int, id string, input UpdateCustomerInput) int
 		UpdateSegment          func(childComplexity int, id string, input UpdateSegmentInput) int
 		UpdateStore            func(childComplexity int, id string, input UpdateStoreInput) int
@@ -595,6 +686,8 @@ type ComplexityRoot struct {
 		Customers             func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) int
 		CustomersByLevel      func(childComplexity int) int
 		Events                func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.EventOrder, where *ent.EventWhereInput) int
+		GiftCardByCode        func(childComplexity int, code string) int
+		GiftCards             func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.GiftCardOrder, where *ent.GiftCardWhereInput) int
 		Node                  func(childComplexity int, id string) int
 		Nodes                 func(childComplexity int, ids []string) int
 		PointsEntries         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PointsEntryOrder, where *ent.PointsEntryWhereInput) int
@@ -1014,6 +1107,16 @@ type CustomerResolver interface {
 type CustomerImportResolver interface {
 	Problems(ctx context.Context, obj *ent.CustomerImport, first *int) ([]*ent.CustomerImportProblem, error)
 }
+type GiftCardResolver interface {
+	Balance(ctx context.Context, obj *ent.GiftCard) (*decimal.Decimal, error)
+	InitialAmount(ctx context.Context, obj *ent.GiftCard) (*decimal.Decimal, error)
+	Loaded(ctx context.Context, obj *ent.GiftCard) (*decimal.Decimal, error)
+	Redeemed(ctx context.Context, obj *ent.GiftCard) (*decimal.Decimal, error)
+}
+type GiftCardEntryResolver interface {
+	Amount(ctx context.Context, obj *ent.GiftCardEntry) (*decimal.Decimal, error)
+	BalanceAfter(ctx context.Context, obj *ent.GiftCardEntry) (*decimal.Decimal, error)
+}
 type MutationResolver interface {
 	CreateCustomer(ctx context.Context, input CreateCustomerInput) (*ent.Customer, error)
 	UpdateCustomer(ctx context.Context, id string, input UpdateCustomerInput) (*ent.Customer, error)
@@ -1038,6 +1141,11 @@ type MutationResolver interface {
 	AddCoupons(ctx context.Context, input AddCouponsInput) (*CouponsAdded, error)
 	ImportProducts(ctx context.Context, products []*ProductInput) (*CatalogImport, error)
 	EraseCustomer(ctx context.Context, id string) (string, error)
+	IssueGiftCards(ctx context.Context, input IssueGiftCardsInput) (*IssuedGiftCards, error)
+	LoadGiftCard(ctx context.Context, id string, input LoadGiftCardInput) (*GiftCardMovement, error)
+	BindGiftCard(ctx context.Context, id string, customerID string) (*ent.GiftCard, error)
+	TransferGiftCard(ctx context.Context, id string, input TransferGiftCardInput) (*GiftCardTransfer, error)
+	CancelGiftCard(ctx context.Context, id string, reason *string) (*GiftCardMovement, error)
 	CreditPoints(ctx context.Context, input CreditPointsInput) (*PointsMovement, error)
 	DebitPoints(ctx context.Context, input DebitPointsInput) (*PointsMovement, error)
 	AdjustPoints(ctx context.Context, input AdjustPointsInput) (*PointsMovement, error)
@@ -1057,6 +1165,7 @@ type QueryResolver interface {
 	Campaigns(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) (*ent.CampaignConnection, error)
 	Customers(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) (*ent.CustomerConnection, error)
 	Events(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.EventOrder, where *ent.EventWhereInput) (*ent.EventConnection, error)
+	GiftCards(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.GiftCardOrder, where *ent.GiftCardWhereInput) (*ent.GiftCardConnection, error)
 	PointsEntries(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PointsEntryOrder, where *ent.PointsEntryWhereInput) (*ent.PointsEntryConnection, error)
 	Products(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ProductOrder, where *ent.ProductWhereInput) (*ent.ProductConnection, error)
 	Redemptions(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) (*ent.RedemptionConnection, error)
@@ -1075,6 +1184,7 @@ type QueryResolver interface {
 	ActiveCustomers(ctx context.Context, from time.Time, to time.Time) (int, error)
 	SalesByStoreDay(ctx context.Context, from time.Time, to time.Time, timeZone *string) ([]*StoreDaySales, error)
 	PointsSpentByStoreDay(ctx context.Context, from time.Time, to time.Time, timeZone *string) ([]*StoreDayPointsSpent, error)
+	GiftCardByCode(ctx context.Context, code string) (*ent.GiftCard, error)
 	CustomerImport(ctx context.Context, id string) (*ent.CustomerImport, error)
 	PointsLiability(ctx context.Context) (*PointsLiability, error)
 	PointsLiabilityByDay(ctx context.Context, from time.Time, to time.Time, timeZone *string) ([]*DayPoints, error)
@@ -2098,6 +2208,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.Gender(childComplexity), true
+	case "Customer.giftCards":
+		if e.ComplexityRoot.Customer.GiftCards == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_giftCards_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.GiftCards(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.GiftCardOrder), args["where"].(*ent.GiftCardWhereInput)), true
 	case "Customer.id":
 		if e.ComplexityRoot.Customer.ID == nil {
 			break
@@ -2494,6 +2615,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CustomerWallet.ExpiringSoonest(childComplexity), true
+	case "CustomerWallet.giftCard":
+		if e.ComplexityRoot.CustomerWallet.GiftCard == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerWallet.GiftCard(childComplexity), true
 	case "CustomerWallet.pending":
 		if e.ComplexityRoot.CustomerWallet.Pending == nil {
 			break
@@ -2682,6 +2809,295 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FieldProblem.Message(childComplexity), true
 
+	case "GiftCard.activatedAt":
+		if e.ComplexityRoot.GiftCard.ActivatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCard.ActivatedAt(childComplexity), true
+	case "GiftCard.balance":
+		if e.ComplexityRoot.GiftCard.Balance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCard.Balance(childComplexity), true
+	case "GiftCard.batchID":
+		if e.ComplexityRoot.GiftCard.BatchID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCard.BatchID(childComplexity), true
+	case "GiftCard.cancelledAt":
+		if e.ComplexityRoot.GiftCard.CancelledAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCard.CancelledAt(childComplexity), true
+	case "GiftCard.codeLast4":
+		if e.ComplexityRoot.GiftCard.CodeLast4 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCard.CodeLast4(childComplexity), true
+	case "GiftCard.createdAt":
+		if e.ComplexityRoot.GiftCard.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCard.CreatedAt(childComplexity), true
+	case "GiftCard.customer":
+		if e.ComplexityRoot.GiftCard.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCard.Customer(childComplexity), true
+	case "GiftCard.customerID":
+		if e.ComplexityRoot.GiftCard.CustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCard.CustomerID(childComplexity), true
+	case "GiftCard.entries":
+		if e.ComplexityRoot.GiftCard.Entries == nil {
+			break
+		}
+
+		args, err := ec.field_GiftCard_entries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.GiftCard.Entries(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.GiftCardEntryOrder), args["where"].(*ent.GiftCardEntryWhereInput)), true
+	case "GiftCard.expiresAt":
+		if e.ComplexityRoot.GiftCard.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCard.ExpiresAt(childComplexity), true
+	case "GiftCard.id":
+		if e.ComplexityRoot.GiftCard.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCard.ID(childComplexity), true
+	case "GiftCard.initialAmount":
+		if e.ComplexityRoot.GiftCard.InitialAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCard.InitialAmount(childComplexity), true
+	case "GiftCard.loaded":
+		if e.ComplexityRoot.GiftCard.Loaded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCard.Loaded(childComplexity), true
+	case "GiftCard.note":
+		if e.ComplexityRoot.GiftCard.Note == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCard.Note(childComplexity), true
+	case "GiftCard.redeemed":
+		if e.ComplexityRoot.GiftCard.Redeemed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCard.Redeemed(childComplexity), true
+	case "GiftCard.status":
+		if e.ComplexityRoot.GiftCard.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCard.Status(childComplexity), true
+	case "GiftCard.storeCode":
+		if e.ComplexityRoot.GiftCard.StoreCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCard.StoreCode(childComplexity), true
+	case "GiftCard.tenantID":
+		if e.ComplexityRoot.GiftCard.TenantID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCard.TenantID(childComplexity), true
+
+	case "GiftCardConnection.edges":
+		if e.ComplexityRoot.GiftCardConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardConnection.Edges(childComplexity), true
+	case "GiftCardConnection.pageInfo":
+		if e.ComplexityRoot.GiftCardConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardConnection.PageInfo(childComplexity), true
+	case "GiftCardConnection.totalCount":
+		if e.ComplexityRoot.GiftCardConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardConnection.TotalCount(childComplexity), true
+
+	case "GiftCardEdge.cursor":
+		if e.ComplexityRoot.GiftCardEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardEdge.Cursor(childComplexity), true
+	case "GiftCardEdge.node":
+		if e.ComplexityRoot.GiftCardEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardEdge.Node(childComplexity), true
+
+	case "GiftCardEntry.amount":
+		if e.ComplexityRoot.GiftCardEntry.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardEntry.Amount(childComplexity), true
+	case "GiftCardEntry.balanceAfter":
+		if e.ComplexityRoot.GiftCardEntry.BalanceAfter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardEntry.BalanceAfter(childComplexity), true
+	case "GiftCardEntry.createdAt":
+		if e.ComplexityRoot.GiftCardEntry.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardEntry.CreatedAt(childComplexity), true
+	case "GiftCardEntry.giftCard":
+		if e.ComplexityRoot.GiftCardEntry.GiftCard == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardEntry.GiftCard(childComplexity), true
+	case "GiftCardEntry.giftCardID":
+		if e.ComplexityRoot.GiftCardEntry.GiftCardID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardEntry.GiftCardID(childComplexity), true
+	case "GiftCardEntry.id":
+		if e.ComplexityRoot.GiftCardEntry.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardEntry.ID(childComplexity), true
+	case "GiftCardEntry.kind":
+		if e.ComplexityRoot.GiftCardEntry.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardEntry.Kind(childComplexity), true
+	case "GiftCardEntry.reason":
+		if e.ComplexityRoot.GiftCardEntry.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardEntry.Reason(childComplexity), true
+	case "GiftCardEntry.sourceID":
+		if e.ComplexityRoot.GiftCardEntry.SourceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardEntry.SourceID(childComplexity), true
+	case "GiftCardEntry.sourceKind":
+		if e.ComplexityRoot.GiftCardEntry.SourceKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardEntry.SourceKind(childComplexity), true
+	case "GiftCardEntry.storeCode":
+		if e.ComplexityRoot.GiftCardEntry.StoreCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardEntry.StoreCode(childComplexity), true
+	case "GiftCardEntry.tenantID":
+		if e.ComplexityRoot.GiftCardEntry.TenantID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardEntry.TenantID(childComplexity), true
+
+	case "GiftCardEntryConnection.edges":
+		if e.ComplexityRoot.GiftCardEntryConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardEntryConnection.Edges(childComplexity), true
+	case "GiftCardEntryConnection.pageInfo":
+		if e.ComplexityRoot.GiftCardEntryConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardEntryConnection.PageInfo(childComplexity), true
+	case "GiftCardEntryConnection.totalCount":
+		if e.ComplexityRoot.GiftCardEntryConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardEntryConnection.TotalCount(childComplexity), true
+
+	case "GiftCardEntryEdge.cursor":
+		if e.ComplexityRoot.GiftCardEntryEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardEntryEdge.Cursor(childComplexity), true
+	case "GiftCardEntryEdge.node":
+		if e.ComplexityRoot.GiftCardEntryEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardEntryEdge.Node(childComplexity), true
+
+	case "GiftCardMovement.entry":
+		if e.ComplexityRoot.GiftCardMovement.Entry == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardMovement.Entry(childComplexity), true
+	case "GiftCardMovement.giftCard":
+		if e.ComplexityRoot.GiftCardMovement.GiftCard == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardMovement.GiftCard(childComplexity), true
+	case "GiftCardMovement.replayed":
+		if e.ComplexityRoot.GiftCardMovement.Replayed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardMovement.Replayed(childComplexity), true
+
+	case "GiftCardTransfer.from":
+		if e.ComplexityRoot.GiftCardTransfer.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardTransfer.From(childComplexity), true
+	case "GiftCardTransfer.replayed":
+		if e.ComplexityRoot.GiftCardTransfer.Replayed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardTransfer.Replayed(childComplexity), true
+	case "GiftCardTransfer.to":
+		if e.ComplexityRoot.GiftCardTransfer.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GiftCardTransfer.To(childComplexity), true
+
 	case "IneligibleCampaign.campaign":
 		if e.ComplexityRoot.IneligibleCampaign.Campaign == nil {
 			break
@@ -2706,6 +3122,32 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.IneligibleCampaign.Reason(childComplexity), true
+
+	case "IssuedGiftCard.code":
+		if e.ComplexityRoot.IssuedGiftCard.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssuedGiftCard.Code(childComplexity), true
+	case "IssuedGiftCard.giftCard":
+		if e.ComplexityRoot.IssuedGiftCard.GiftCard == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssuedGiftCard.GiftCard(childComplexity), true
+
+	case "IssuedGiftCards.batchID":
+		if e.ComplexityRoot.IssuedGiftCards.BatchID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssuedGiftCards.BatchID(childComplexity), true
+	case "IssuedGiftCards.cards":
+		if e.ComplexityRoot.IssuedGiftCards.Cards == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssuedGiftCards.Cards(childComplexity), true
 
 	case "ItemBenefit.bonusPoints":
 		if e.ComplexityRoot.ItemBenefit.BonusPoints == nil {
@@ -2858,6 +3300,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AdjustPoints(childComplexity, args["input"].(AdjustPointsInput)), true
+	case "Mutation.bindGiftCard":
+		if e.ComplexityRoot.Mutation.BindGiftCard == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_bindGiftCard_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.BindGiftCard(childComplexity, args["id"].(string), args["customerID"].(string)), true
+	case "Mutation.cancelGiftCard":
+		if e.ComplexityRoot.Mutation.CancelGiftCard == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cancelGiftCard_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CancelGiftCard(childComplexity, args["id"].(string), args["reason"].(*string)), true
 	case "Mutation.createAPIClient":
 		if e.ComplexityRoot.Mutation.CreateAPIClient == nil {
 			break
@@ -3001,6 +3465,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ImportSegmentCustomers(childComplexity, args["segmentID"].(string), args["cpfs"].([]string)), true
+	case "Mutation.issueGiftCards":
+		if e.ComplexityRoot.Mutation.IssueGiftCards == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_issueGiftCards_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.IssueGiftCards(childComplexity, args["input"].(IssueGiftCardsInput)), true
+	case "Mutation.loadGiftCard":
+		if e.ComplexityRoot.Mutation.LoadGiftCard == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_loadGiftCard_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.LoadGiftCard(childComplexity, args["id"].(string), args["input"].(LoadGiftCardInput)), true
 	case "Mutation.pauseCampaign":
 		if e.ComplexityRoot.Mutation.PauseCampaign == nil {
 			break
@@ -3117,6 +3603,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RotateWebhookSecret(childComplexity, args["id"].(string)), true
+	case "Mutation.transferGiftCard":
+		if e.ComplexityRoot.Mutation.TransferGiftCard == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_transferGiftCard_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.TransferGiftCard(childComplexity, args["id"].(string), args["input"].(TransferGiftCardInput)), true
 	case "Mutation.updateCustomer":
 		if e.ComplexityRoot.Mutation.UpdateCustomer == nil {
 			break
@@ -3642,6 +4139,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Events(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.EventOrder), args["where"].(*ent.EventWhereInput)), true
+	case "Query.giftCardByCode":
+		if e.ComplexityRoot.Query.GiftCardByCode == nil {
+			break
+		}
+
+		args, err := ec.field_Query_giftCardByCode_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.GiftCardByCode(childComplexity, args["code"].(string)), true
+	case "Query.giftCards":
+		if e.ComplexityRoot.Query.GiftCards == nil {
+			break
+		}
+
+		args, err := ec.field_Query_giftCards_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.GiftCards(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.GiftCardOrder), args["where"].(*ent.GiftCardWhereInput)), true
 
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
@@ -5505,7 +6024,13 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputDebitPointsInput,
 		ec.unmarshalInputEventOrder,
 		ec.unmarshalInputEventWhereInput,
+		ec.unmarshalInputGiftCardEntryOrder,
+		ec.unmarshalInputGiftCardEntryWhereInput,
+		ec.unmarshalInputGiftCardOrder,
+		ec.unmarshalInputGiftCardWhereInput,
+		ec.unmarshalInputIssueGiftCardsInput,
 		ec.unmarshalInputLevelShareInput,
+		ec.unmarshalInputLoadGiftCardInput,
 		ec.unmarshalInputPointsEntryOrder,
 		ec.unmarshalInputPointsEntryWhereInput,
 		ec.unmarshalInputProductInput,
@@ -5528,6 +6053,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputTenantOrder,
 		ec.unmarshalInputTenantSettingsInput,
 		ec.unmarshalInputTenantWhereInput,
+		ec.unmarshalInputTransferGiftCardInput,
 		ec.unmarshalInputUpdateCustomerInput,
 		ec.unmarshalInputUpdateSegmentInput,
 		ec.unmarshalInputUpdateStoreInput,
@@ -8312,6 +8838,40 @@ type Customer implements Node {
     where: WalletEntryWhereInput
   ): WalletEntryConnection!
   """
+  The gift cards bound to the customer.
+  """
+  giftCards(
+    """
+    Returns the elements in the list that come after the specified cursor.
+    """
+    after: Cursor
+
+    """
+    Returns the first _n_ elements from the list.
+    """
+    first: Int
+
+    """
+    Returns the elements in the list that come before the specified cursor.
+    """
+    before: Cursor
+
+    """
+    Returns the last _n_ elements from the list.
+    """
+    last: Int
+
+    """
+    Ordering options for GiftCards returned from the connection.
+    """
+    orderBy: GiftCardOrder
+
+    """
+    Filtering options for GiftCards returned from the connection.
+    """
+    where: GiftCardWhereInput
+  ): GiftCardConnection!
+  """
   Campaign benefits the customer redeemed.
   """
   redemptions(
@@ -9155,6 +9715,11 @@ input CustomerWhereInput {
   hasWalletEntries: Boolean
   hasWalletEntriesWith: [WalletEntryWhereInput!]
   """
+  gift_cards edge predicates
+  """
+  hasGiftCards: Boolean
+  hasGiftCardsWith: [GiftCardWhereInput!]
+  """
   redemptions edge predicates
   """
   hasRedemptions: Boolean
@@ -9350,6 +9915,594 @@ input EventWhereInput {
   publishedAtLTE: Time
   publishedAtIsNil: Boolean
   publishedAtNotNil: Boolean
+}
+"""
+A gift card: R$ of stored value behind a code, spent in part or whole until it expires, optionally bound to a customer.
+"""
+type GiftCard implements Node {
+  """
+  The card's id, such as gcd_01J….
+  """
+  id: ID!
+  """
+  The tenant that owns the record.
+  """
+  tenantID: ID!
+  """
+  When the card was issued (UTC).
+  """
+  createdAt: Time!
+  """
+  The last four characters of the code, to tell cards apart on receipts and screens.
+  """
+  codeLast4: String!
+  """
+  The batch the card was issued in, when several were issued at once.
+  """
+  batchID: String
+  """
+  The customer the card is bound to; null for a bearer card.
+  """
+  customerID: ID
+  """
+  inactive: issued, waiting for the sale that activates it; active: spendable until it expires; expired: its time came; cancelled: withdrawn.
+  """
+  status: GiftCardStatus!
+  """
+  When the card's balance expires, whole.
+  """
+  expiresAt: Time!
+  """
+  When the card became spendable.
+  """
+  activatedAt: Time
+  """
+  When the card was cancelled.
+  """
+  cancelledAt: Time
+  """
+  The store the card was issued for, when there is one.
+  """
+  storeCode: String!
+  """
+  Free text about the card or its batch: whom it was issued to, the promotion.
+  """
+  note: String!
+  """
+  The customer the card is bound to.
+  """
+  customer: Customer
+  """
+  The card's movements, newest last.
+  """
+  entries(
+    """
+    Returns the elements in the list that come after the specified cursor.
+    """
+    after: Cursor
+
+    """
+    Returns the first _n_ elements from the list.
+    """
+    first: Int
+
+    """
+    Returns the elements in the list that come before the specified cursor.
+    """
+    before: Cursor
+
+    """
+    Returns the last _n_ elements from the list.
+    """
+    last: Int
+
+    """
+    Ordering options for GiftCardEntries returned from the connection.
+    """
+    orderBy: GiftCardEntryOrder
+
+    """
+    Filtering options for GiftCardEntries returned from the connection.
+    """
+    where: GiftCardEntryWhereInput
+  ): GiftCardEntryConnection!
+}
+"""
+A connection to a list of items.
+"""
+type GiftCardConnection {
+  """
+  A list of edges.
+  """
+  edges: [GiftCardEdge]
+  """
+  Information to aid in pagination.
+  """
+  pageInfo: PageInfo!
+  """
+  Identifies the total count of items in the connection.
+  """
+  totalCount: Int!
+}
+"""
+An edge in a connection.
+"""
+type GiftCardEdge {
+  """
+  The item at the end of the edge.
+  """
+  node: GiftCard
+  """
+  A cursor for use in pagination.
+  """
+  cursor: Cursor!
+}
+"""
+One movement of a gift card: its issue, a load, a debit, a refund, a transfer, its expiry or cancellation. Entries are never changed.
+"""
+type GiftCardEntry implements Node {
+  """
+  The entry's id, such as gce_01J….
+  """
+  id: ID!
+  """
+  The tenant that owns the record.
+  """
+  tenantID: ID!
+  """
+  When the entry was written (UTC).
+  """
+  createdAt: Time!
+  """
+  Id of the card that moved.
+  """
+  giftCardID: ID!
+  """
+  issue: the face value made spendable (at issue, or when the sale activating the card is processed); load: R$ added; debit: spent; refund: given back; transfer_out and transfer_in: moved to or from another card; expiration: the card expired; cancellation: the card was withdrawn.
+  """
+  kind: GiftCardEntryKind!
+  """
+  What caused the entry; with source_id, a source moves a card once per kind.
+  """
+  sourceKind: GiftCardEntrySourceKind!
+  """
+  The id of the card, sale, order, load, transfer, return or hold behind the entry.
+  """
+  sourceID: String!
+  """
+  The store the movement happened at, when there is one.
+  """
+  storeCode: String!
+  """
+  Why, in words.
+  """
+  reason: String!
+  """
+  The card that moved.
+  """
+  giftCard: GiftCard!
+}
+"""
+A connection to a list of items.
+"""
+type GiftCardEntryConnection {
+  """
+  A list of edges.
+  """
+  edges: [GiftCardEntryEdge]
+  """
+  Information to aid in pagination.
+  """
+  pageInfo: PageInfo!
+  """
+  Identifies the total count of items in the connection.
+  """
+  totalCount: Int!
+}
+"""
+An edge in a connection.
+"""
+type GiftCardEntryEdge {
+  """
+  The item at the end of the edge.
+  """
+  node: GiftCardEntry
+  """
+  A cursor for use in pagination.
+  """
+  cursor: Cursor!
+}
+"""
+GiftCardEntryKind is enum for the field kind
+"""
+enum GiftCardEntryKind @goModel(model: "github.com/fideliza/fideliza/ent/giftcardentry.Kind") {
+  issue
+  load
+  debit
+  refund
+  transfer_out
+  transfer_in
+  expiration
+  cancellation
+}
+"""
+Ordering options for GiftCardEntry connections
+"""
+input GiftCardEntryOrder {
+  """
+  The ordering direction.
+  """
+  direction: OrderDirection! = ASC
+  """
+  The field by which to order GiftCardEntries.
+  """
+  field: GiftCardEntryOrderField!
+}
+"""
+Properties by which GiftCardEntry connections can be ordered.
+"""
+enum GiftCardEntryOrderField {
+  CREATED_AT
+}
+"""
+GiftCardEntrySourceKind is enum for the field source_kind
+"""
+enum GiftCardEntrySourceKind @goModel(model: "github.com/fideliza/fideliza/ent/giftcardentry.SourceKind") {
+  card
+  sale
+  order
+  load
+  transfer
+  return
+  hold
+}
+"""
+GiftCardEntryWhereInput is used for filtering GiftCardEntry objects.
+Input was generated by ent.
+"""
+input GiftCardEntryWhereInput {
+  not: GiftCardEntryWhereInput
+  and: [GiftCardEntryWhereInput!]
+  or: [GiftCardEntryWhereInput!]
+  """
+  id field predicates
+  """
+  id: ID
+  idNEQ: ID
+  idIn: [ID!]
+  idNotIn: [ID!]
+  idGT: ID
+  idGTE: ID
+  idLT: ID
+  idLTE: ID
+  idEqualFold: ID
+  idContainsFold: ID
+  """
+  tenant_id field predicates
+  """
+  tenantID: ID
+  tenantIDNEQ: ID
+  tenantIDIn: [ID!]
+  tenantIDNotIn: [ID!]
+  tenantIDGT: ID
+  tenantIDGTE: ID
+  tenantIDLT: ID
+  tenantIDLTE: ID
+  tenantIDContains: ID
+  tenantIDHasPrefix: ID
+  tenantIDHasSuffix: ID
+  tenantIDEqualFold: ID
+  tenantIDContainsFold: ID
+  """
+  created_at field predicates
+  """
+  createdAt: Time
+  createdAtNEQ: Time
+  createdAtIn: [Time!]
+  createdAtNotIn: [Time!]
+  createdAtGT: Time
+  createdAtGTE: Time
+  createdAtLT: Time
+  createdAtLTE: Time
+  """
+  gift_card_id field predicates
+  """
+  giftCardID: ID
+  giftCardIDNEQ: ID
+  giftCardIDIn: [ID!]
+  giftCardIDNotIn: [ID!]
+  giftCardIDGT: ID
+  giftCardIDGTE: ID
+  giftCardIDLT: ID
+  giftCardIDLTE: ID
+  giftCardIDContains: ID
+  giftCardIDHasPrefix: ID
+  giftCardIDHasSuffix: ID
+  giftCardIDEqualFold: ID
+  giftCardIDContainsFold: ID
+  """
+  kind field predicates
+  """
+  kind: GiftCardEntryKind
+  kindNEQ: GiftCardEntryKind
+  kindIn: [GiftCardEntryKind!]
+  kindNotIn: [GiftCardEntryKind!]
+  """
+  source_kind field predicates
+  """
+  sourceKind: GiftCardEntrySourceKind
+  sourceKindNEQ: GiftCardEntrySourceKind
+  sourceKindIn: [GiftCardEntrySourceKind!]
+  sourceKindNotIn: [GiftCardEntrySourceKind!]
+  """
+  source_id field predicates
+  """
+  sourceID: String
+  sourceIDNEQ: String
+  sourceIDIn: [String!]
+  sourceIDNotIn: [String!]
+  sourceIDGT: String
+  sourceIDGTE: String
+  sourceIDLT: String
+  sourceIDLTE: String
+  sourceIDContains: String
+  sourceIDHasPrefix: String
+  sourceIDHasSuffix: String
+  sourceIDEqualFold: String
+  sourceIDContainsFold: String
+  """
+  store_code field predicates
+  """
+  storeCode: String
+  storeCodeNEQ: String
+  storeCodeIn: [String!]
+  storeCodeNotIn: [String!]
+  storeCodeGT: String
+  storeCodeGTE: String
+  storeCodeLT: String
+  storeCodeLTE: String
+  storeCodeContains: String
+  storeCodeHasPrefix: String
+  storeCodeHasSuffix: String
+  storeCodeEqualFold: String
+  storeCodeContainsFold: String
+  """
+  reason field predicates
+  """
+  reason: String
+  reasonNEQ: String
+  reasonIn: [String!]
+  reasonNotIn: [String!]
+  reasonGT: String
+  reasonGTE: String
+  reasonLT: String
+  reasonLTE: String
+  reasonContains: String
+  reasonHasPrefix: String
+  reasonHasSuffix: String
+  reasonEqualFold: String
+  reasonContainsFold: String
+  """
+  gift_card edge predicates
+  """
+  hasGiftCard: Boolean
+  hasGiftCardWith: [GiftCardWhereInput!]
+}
+"""
+Ordering options for GiftCard connections
+"""
+input GiftCardOrder {
+  """
+  The ordering direction.
+  """
+  direction: OrderDirection! = ASC
+  """
+  The field by which to order GiftCards.
+  """
+  field: GiftCardOrderField!
+}
+"""
+Properties by which GiftCard connections can be ordered.
+"""
+enum GiftCardOrderField {
+  CREATED_AT
+  EXPIRES_AT
+}
+"""
+GiftCardStatus is enum for the field status
+"""
+enum GiftCardStatus @goModel(model: "github.com/fideliza/fideliza/ent/giftcard.Status") {
+  inactive
+  active
+  expired
+  cancelled
+}
+"""
+GiftCardWhereInput is used for filtering GiftCard objects.
+Input was generated by ent.
+"""
+input GiftCardWhereInput {
+  not: GiftCardWhereInput
+  and: [GiftCardWhereInput!]
+  or: [GiftCardWhereInput!]
+  """
+  id field predicates
+  """
+  id: ID
+  idNEQ: ID
+  idIn: [ID!]
+  idNotIn: [ID!]
+  idGT: ID
+  idGTE: ID
+  idLT: ID
+  idLTE: ID
+  idEqualFold: ID
+  idContainsFold: ID
+  """
+  tenant_id field predicates
+  """
+  tenantID: ID
+  tenantIDNEQ: ID
+  tenantIDIn: [ID!]
+  tenantIDNotIn: [ID!]
+  tenantIDGT: ID
+  tenantIDGTE: ID
+  tenantIDLT: ID
+  tenantIDLTE: ID
+  tenantIDContains: ID
+  tenantIDHasPrefix: ID
+  tenantIDHasSuffix: ID
+  tenantIDEqualFold: ID
+  tenantIDContainsFold: ID
+  """
+  created_at field predicates
+  """
+  createdAt: Time
+  createdAtNEQ: Time
+  createdAtIn: [Time!]
+  createdAtNotIn: [Time!]
+  createdAtGT: Time
+  createdAtGTE: Time
+  createdAtLT: Time
+  createdAtLTE: Time
+  """
+  code_last4 field predicates
+  """
+  codeLast4: String
+  codeLast4NEQ: String
+  codeLast4In: [String!]
+  codeLast4NotIn: [String!]
+  codeLast4GT: String
+  codeLast4GTE: String
+  codeLast4LT: String
+  codeLast4LTE: String
+  codeLast4Contains: String
+  codeLast4HasPrefix: String
+  codeLast4HasSuffix: String
+  codeLast4EqualFold: String
+  codeLast4ContainsFold: String
+  """
+  batch_id field predicates
+  """
+  batchID: String
+  batchIDNEQ: String
+  batchIDIn: [String!]
+  batchIDNotIn: [String!]
+  batchIDGT: String
+  batchIDGTE: String
+  batchIDLT: String
+  batchIDLTE: String
+  batchIDContains: String
+  batchIDHasPrefix: String
+  batchIDHasSuffix: String
+  batchIDIsNil: Boolean
+  batchIDNotNil: Boolean
+  batchIDEqualFold: String
+  batchIDContainsFold: String
+  """
+  customer_id field predicates
+  """
+  customerID: ID
+  customerIDNEQ: ID
+  customerIDIn: [ID!]
+  customerIDNotIn: [ID!]
+  customerIDGT: ID
+  customerIDGTE: ID
+  customerIDLT: ID
+  customerIDLTE: ID
+  customerIDContains: ID
+  customerIDHasPrefix: ID
+  customerIDHasSuffix: ID
+  customerIDIsNil: Boolean
+  customerIDNotNil: Boolean
+  customerIDEqualFold: ID
+  customerIDContainsFold: ID
+  """
+  status field predicates
+  """
+  status: GiftCardStatus
+  statusNEQ: GiftCardStatus
+  statusIn: [GiftCardStatus!]
+  statusNotIn: [GiftCardStatus!]
+  """
+  expires_at field predicates
+  """
+  expiresAt: Time
+  expiresAtNEQ: Time
+  expiresAtIn: [Time!]
+  expiresAtNotIn: [Time!]
+  expiresAtGT: Time
+  expiresAtGTE: Time
+  expiresAtLT: Time
+  expiresAtLTE: Time
+  """
+  activated_at field predicates
+  """
+  activatedAt: Time
+  activatedAtNEQ: Time
+  activatedAtIn: [Time!]
+  activatedAtNotIn: [Time!]
+  activatedAtGT: Time
+  activatedAtGTE: Time
+  activatedAtLT: Time
+  activatedAtLTE: Time
+  activatedAtIsNil: Boolean
+  activatedAtNotNil: Boolean
+  """
+  cancelled_at field predicates
+  """
+  cancelledAt: Time
+  cancelledAtNEQ: Time
+  cancelledAtIn: [Time!]
+  cancelledAtNotIn: [Time!]
+  cancelledAtGT: Time
+  cancelledAtGTE: Time
+  cancelledAtLT: Time
+  cancelledAtLTE: Time
+  cancelledAtIsNil: Boolean
+  cancelledAtNotNil: Boolean
+  """
+  store_code field predicates
+  """
+  storeCode: String
+  storeCodeNEQ: String
+  storeCodeIn: [String!]
+  storeCodeNotIn: [String!]
+  storeCodeGT: String
+  storeCodeGTE: String
+  storeCodeLT: String
+  storeCodeLTE: String
+  storeCodeContains: String
+  storeCodeHasPrefix: String
+  storeCodeHasSuffix: String
+  storeCodeEqualFold: String
+  storeCodeContainsFold: String
+  """
+  note field predicates
+  """
+  note: String
+  noteNEQ: String
+  noteIn: [String!]
+  noteNotIn: [String!]
+  noteGT: String
+  noteGTE: String
+  noteLT: String
+  noteLTE: String
+  noteContains: String
+  noteHasPrefix: String
+  noteHasSuffix: String
+  noteEqualFold: String
+  noteContainsFold: String
+  """
+  customer edge predicates
+  """
+  hasCustomer: Boolean
+  hasCustomerWith: [CustomerWhereInput!]
+  """
+  entries edge predicates
+  """
+  hasEntries: Boolean
+  hasEntriesWith: [GiftCardEntryWhereInput!]
 }
 """
 An object with an ID.
@@ -10156,6 +11309,40 @@ type Query {
     """
     where: EventWhereInput
   ): EventConnection!
+  """
+  The tenant's gift cards, oldest first unless ordered, with filters; codes are never shown.
+  """
+  giftCards(
+    """
+    Returns the elements in the list that come after the specified cursor.
+    """
+    after: Cursor
+
+    """
+    Returns the first _n_ elements from the list.
+    """
+    first: Int
+
+    """
+    Returns the elements in the list that come before the specified cursor.
+    """
+    before: Cursor
+
+    """
+    Returns the last _n_ elements from the list.
+    """
+    last: Int
+
+    """
+    Ordering options for GiftCards returned from the connection.
+    """
+    orderBy: GiftCardOrder
+
+    """
+    Filtering options for GiftCards returned from the connection.
+    """
+    where: GiftCardWhereInput
+  ): GiftCardConnection!
   """
   The points ledger of every customer of the tenant, oldest first unless ordered, with filters.
   """
@@ -14164,6 +15351,140 @@ input WebhookEndpointWhereInput {
   hasDeliveriesWith: [WebhookDeliveryWhereInput!]
 }
 `, BuiltIn: false},
+	{Name: "../../schema/giftcards.graphql", Input: `extend type GiftCard {
+  "What the card holds now, in R$: the sum of its entries."
+  balance: Money!
+  "The card's face value in R$."
+  initialAmount: Money!
+  "R$ loaded after the issue, transfers in included."
+  loaded: Money!
+  "R$ spent with the card, less those refunded."
+  redeemed: Money!
+}
+
+extend type GiftCardEntry {
+  "Signed change of the card in R$: positive for the issue, loads, refunds and transfers in, negative otherwise."
+  amount: Money!
+  "The card's balance right after this entry, in R$."
+  balanceAfter: Money!
+}
+
+extend type Query {
+  """
+  The card of a code, however it is typed (spaces, hyphens, lower case): its balance, status and expiry. An unknown
+  code is not_found and counts against the client's quota of guesses (100 per 15 minutes, as coupon codes); beyond
+  it every lookup is refused with gift_card_attempts_exceeded until the window ends. Needs loyalty:read.
+  """
+  giftCardByCode(code: String!): GiftCard!
+}
+
+"""
+Cards to issue: count cards (1 when left out, at most 1000) of amount R$ each, in one transaction.
+"""
+input IssueGiftCardsInput {
+  "How many cards, 1 to 1000."
+  count: Int
+  "Each card's face value in R$, in whole cents, at most 100000.00."
+  amount: Money!
+  "When the whole balance expires; left out, 12 months after the issue."
+  expiresAt: Time
+  "Issued to be sold at a till: the card holds nothing until the sale selling it is processed."
+  inactive: Boolean
+  "Binds the card to this customer; one card at a time."
+  customerID: ID
+  "The store the cards are issued for."
+  storeCode: String
+  "Free text about the cards, at most 200 characters."
+  note: String
+}
+
+"""
+A card just issued and its code, shown this once: only the code's hash and last four characters are kept.
+"""
+type IssuedGiftCard {
+  "The code, in groups of four characters."
+  code: String!
+  "The card."
+  giftCard: GiftCard!
+}
+
+"""
+The cards an issue made.
+"""
+type IssuedGiftCards {
+  "The batch of an issue of more than one card; null for one card."
+  batchID: String
+  "Every card issued, with its code."
+  cards: [IssuedGiftCard!]!
+}
+
+"""
+R$ loaded on an active card, once per loadID.
+"""
+input LoadGiftCardInput {
+  "R$ to add, in whole cents; the card holds at most 100000.00."
+  amount: Money!
+  "Your id of the load, at most 128 characters; a repeated call returns the first result."
+  loadID: String!
+  "The store the load was made at."
+  storeCode: String
+  "Why, in words, at most 500 characters."
+  reason: String
+}
+
+"""
+A bearer card's balance moved to another active card, once per transferID.
+"""
+input TransferGiftCardInput {
+  "The card receiving the balance."
+  toGiftCardID: ID!
+  "R$ to move, in whole cents; left out, the whole balance."
+  amount: Money
+  "Your id of the transfer, at most 128 characters; a repeated call returns the first result."
+  transferID: String!
+  "The store the transfer was made at."
+  storeCode: String
+  "Why, in words, at most 500 characters."
+  reason: String
+}
+
+"""
+A card after a move and the entry the move wrote.
+"""
+type GiftCardMovement {
+  "The card after the move."
+  giftCard: GiftCard!
+  "The entry written, or the one the first call wrote; null when no R$ moved (a card cancelled empty)."
+  entry: GiftCardEntry
+  "True when the operation had already run and nothing changed."
+  replayed: Boolean!
+}
+
+"""
+Both cards of a transfer, each with its entry.
+"""
+type GiftCardTransfer {
+  "The card the balance left."
+  from: GiftCardMovement!
+  "The card the balance went to."
+  to: GiftCardMovement!
+  "True when the transfer had already been made and nothing changed."
+  replayed: Boolean!
+}
+
+extend type Mutation {
+  "Issues one card or a batch; each code is in this answer and never again. Needs loyalty:write."
+  issueGiftCards(input: IssueGiftCardsInput!): IssuedGiftCards!
+  "Loads (reloads) an active card. Needs loyalty:write."
+  loadGiftCard(id: ID!, input: LoadGiftCardInput!): GiftCardMovement!
+  "Binds a card to a customer: listed among its wallets, and no longer transferable. Needs loyalty:write."
+  bindGiftCard(id: ID!, customerID: ID!): GiftCard!
+  "Moves the balance of an unbound card to another card. Needs loyalty:write."
+  transferGiftCard(id: ID!, input: TransferGiftCardInput!): GiftCardTransfer!
+  "Cancels a card that has not expired; what it holds leaves it. Needs loyalty:write."
+  cancelGiftCard(id: ID!, reason: String): GiftCardMovement!
+}
+`, BuiltIn: false},
 	{Name: "../../schema/imports.graphql", Input: `"""
 A bulk customer import sent to POST /v1/customers/imports, loaded by a worker.
 """
@@ -14444,8 +15765,9 @@ type Subscription {
 `, BuiltIn: false},
 	{Name: "../../schema/wallets.graphql", Input: `extend type Customer {
   """
-  The customer's money wallets, one per unit (cashback in R$ today), each with its balance, pending, spendable and
-  soonest expiry; a wallet never moved reads zero. Points keep pointsBalance and pointsEntries. Needs loyalty:read.
+  The customer's money wallets: cashback in R$ (a wallet never moved reads zero), then each active gift card bound
+  to the customer, those expiring first first; each with its balance, pending, spendable and soonest expiry. Points
+  keep pointsBalance and pointsEntries. Needs loyalty:read.
   """
   wallets: [CustomerWallet!]!
 }
@@ -14464,8 +15786,10 @@ One money wallet of a customer, in R$, with the points ledger's rules: credits w
 period, then are spendable until they expire; the oldest expiring are spent first.
 """
 type CustomerWallet {
-  "Which wallet: cashback (R$ credited by cashback campaigns)."
-  unit: WalletEntryWallet!
+  "Which wallet: cashback (R$ credited by cashback campaigns) or gift_card (a card bound to the customer)."
+  unit: WalletUnit!
+  "The card of a gift_card wallet; null for the others."
+  giftCard: GiftCard
   "Released and not expired."
   balance: Money!
   "Credited but still in the pending period."
@@ -14486,6 +15810,16 @@ type WalletExpiry {
   amount: Money!
   "When they expire (the programme's midnight)."
   expiresAt: Time!
+}
+
+"""
+The units of a customer's money wallets.
+"""
+enum WalletUnit {
+  "R$ credited by cashback campaigns."
+  cashback
+  "A gift card bound to the customer, a wallet per card."
+  gift_card
 }
 `, BuiltIn: false},
 	{Name: "../../schema/webhooks.graphql", Input: `"""
@@ -15033,6 +16367,8 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_pointsEntries(ctx, field)
 	case "walletEntries":
 		return ec.fieldContext_Customer_walletEntries(ctx, field)
+	case "giftCards":
+		return ec.fieldContext_Customer_giftCards(ctx, field)
 	case "redemptions":
 		return ec.fieldContext_Customer_redemptions(ctx, field)
 	case "sales":
@@ -15157,6 +16493,8 @@ func (ec *executionContext) childFields_CustomerWallet(ctx context.Context, fiel
 	switch field.Name {
 	case "unit":
 		return ec.fieldContext_CustomerWallet_unit(ctx, field)
+	case "giftCard":
+		return ec.fieldContext_CustomerWallet_giftCard(ctx, field)
 	case "balance":
 		return ec.fieldContext_CustomerWallet_balance(ctx, field)
 	case "pending":
@@ -15267,6 +16605,146 @@ func (ec *executionContext) childFields_FieldProblem(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type FieldProblem", field.Name)
 }
 
+func (ec *executionContext) childFields_GiftCard(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_GiftCard_id(ctx, field)
+	case "tenantID":
+		return ec.fieldContext_GiftCard_tenantID(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_GiftCard_createdAt(ctx, field)
+	case "codeLast4":
+		return ec.fieldContext_GiftCard_codeLast4(ctx, field)
+	case "batchID":
+		return ec.fieldContext_GiftCard_batchID(ctx, field)
+	case "customerID":
+		return ec.fieldContext_GiftCard_customerID(ctx, field)
+	case "status":
+		return ec.fieldContext_GiftCard_status(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_GiftCard_expiresAt(ctx, field)
+	case "activatedAt":
+		return ec.fieldContext_GiftCard_activatedAt(ctx, field)
+	case "cancelledAt":
+		return ec.fieldContext_GiftCard_cancelledAt(ctx, field)
+	case "storeCode":
+		return ec.fieldContext_GiftCard_storeCode(ctx, field)
+	case "note":
+		return ec.fieldContext_GiftCard_note(ctx, field)
+	case "customer":
+		return ec.fieldContext_GiftCard_customer(ctx, field)
+	case "entries":
+		return ec.fieldContext_GiftCard_entries(ctx, field)
+	case "balance":
+		return ec.fieldContext_GiftCard_balance(ctx, field)
+	case "initialAmount":
+		return ec.fieldContext_GiftCard_initialAmount(ctx, field)
+	case "loaded":
+		return ec.fieldContext_GiftCard_loaded(ctx, field)
+	case "redeemed":
+		return ec.fieldContext_GiftCard_redeemed(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GiftCard", field.Name)
+}
+
+func (ec *executionContext) childFields_GiftCardConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_GiftCardConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_GiftCardConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_GiftCardConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GiftCardConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_GiftCardEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_GiftCardEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_GiftCardEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GiftCardEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_GiftCardEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_GiftCardEntry_id(ctx, field)
+	case "tenantID":
+		return ec.fieldContext_GiftCardEntry_tenantID(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_GiftCardEntry_createdAt(ctx, field)
+	case "giftCardID":
+		return ec.fieldContext_GiftCardEntry_giftCardID(ctx, field)
+	case "kind":
+		return ec.fieldContext_GiftCardEntry_kind(ctx, field)
+	case "sourceKind":
+		return ec.fieldContext_GiftCardEntry_sourceKind(ctx, field)
+	case "sourceID":
+		return ec.fieldContext_GiftCardEntry_sourceID(ctx, field)
+	case "storeCode":
+		return ec.fieldContext_GiftCardEntry_storeCode(ctx, field)
+	case "reason":
+		return ec.fieldContext_GiftCardEntry_reason(ctx, field)
+	case "giftCard":
+		return ec.fieldContext_GiftCardEntry_giftCard(ctx, field)
+	case "amount":
+		return ec.fieldContext_GiftCardEntry_amount(ctx, field)
+	case "balanceAfter":
+		return ec.fieldContext_GiftCardEntry_balanceAfter(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GiftCardEntry", field.Name)
+}
+
+func (ec *executionContext) childFields_GiftCardEntryConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_GiftCardEntryConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_GiftCardEntryConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_GiftCardEntryConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GiftCardEntryConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_GiftCardEntryEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_GiftCardEntryEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_GiftCardEntryEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GiftCardEntryEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_GiftCardMovement(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "giftCard":
+		return ec.fieldContext_GiftCardMovement_giftCard(ctx, field)
+	case "entry":
+		return ec.fieldContext_GiftCardMovement_entry(ctx, field)
+	case "replayed":
+		return ec.fieldContext_GiftCardMovement_replayed(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GiftCardMovement", field.Name)
+}
+
+func (ec *executionContext) childFields_GiftCardTransfer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_GiftCardTransfer_from(ctx, field)
+	case "to":
+		return ec.fieldContext_GiftCardTransfer_to(ctx, field)
+	case "replayed":
+		return ec.fieldContext_GiftCardTransfer_replayed(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GiftCardTransfer", field.Name)
+}
+
 func (ec *executionContext) childFields_IneligibleCampaign(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "campaign":
@@ -15279,6 +16757,26 @@ func (ec *executionContext) childFields_IneligibleCampaign(ctx context.Context, 
 		return ec.fieldContext_IneligibleCampaign_excludedBy(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type IneligibleCampaign", field.Name)
+}
+
+func (ec *executionContext) childFields_IssuedGiftCard(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_IssuedGiftCard_code(ctx, field)
+	case "giftCard":
+		return ec.fieldContext_IssuedGiftCard_giftCard(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssuedGiftCard", field.Name)
+}
+
+func (ec *executionContext) childFields_IssuedGiftCards(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "batchID":
+		return ec.fieldContext_IssuedGiftCards_batchID(ctx, field)
+	case "cards":
+		return ec.fieldContext_IssuedGiftCards_cards(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssuedGiftCards", field.Name)
 }
 
 func (ec *executionContext) childFields_ItemBenefit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -16585,6 +18083,60 @@ func (ec *executionContext) field_Customer_consentChanges_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Customer_giftCards_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.GiftCardOrder, error) {
+			return ec.unmarshalOGiftCardOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.GiftCardWhereInput, error) {
+			return ec.unmarshalOGiftCardWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg5
+	return args, nil
+}
+
 func (ec *executionContext) field_Customer_pointsEntries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -16855,6 +18407,60 @@ func (ec *executionContext) field_Customer_walletEntries_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_GiftCard_entries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.GiftCardEntryOrder, error) {
+			return ec.unmarshalOGiftCardEntryOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.GiftCardEntryWhereInput, error) {
+			return ec.unmarshalOGiftCardEntryWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg5
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_addCoupons_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -16902,6 +18508,50 @@ func (ec *executionContext) field_Mutation_adjustPoints_args(ctx context.Context
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_bindGiftCard_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "customerID",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["customerID"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_cancelGiftCard_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reason"] = arg1
 	return args, nil
 }
 
@@ -17095,6 +18745,42 @@ func (ec *executionContext) field_Mutation_importSegmentCustomers_args(ctx conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_issueGiftCards_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (IssueGiftCardsInput, error) {
+			return ec.unmarshalNIssueGiftCardsInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐIssueGiftCardsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_loadGiftCard_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (LoadGiftCardInput, error) {
+			return ec.unmarshalNLoadGiftCardInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLoadGiftCardInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_pauseCampaign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -17248,6 +18934,28 @@ func (ec *executionContext) field_Mutation_rotateWebhookSecret_args(ctx context.
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_transferGiftCard_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (TransferGiftCardInput, error) {
+			return ec.unmarshalNTransferGiftCardInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐTransferGiftCardInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -17753,6 +19461,74 @@ func (ec *executionContext) field_Query_events_args(ctx context.Context, rawArgs
 	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
 		func(ctx context.Context, v any) (*ent.EventWhereInput, error) {
 			return ec.unmarshalOEventWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐEventWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_giftCardByCode_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "code",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["code"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_giftCards_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.GiftCardOrder, error) {
+			return ec.unmarshalOGiftCardOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.GiftCardWhereInput, error) {
+			return ec.unmarshalOGiftCardWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardWhereInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -23008,6 +24784,50 @@ func (ec *executionContext) fieldContext_Customer_walletEntries(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Customer_giftCards(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_giftCards(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return obj.GiftCards(ctx, fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[string]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.GiftCardOrder), fc.Args["where"].(*ent.GiftCardWhereInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.GiftCardConnection) graphql.Marshaler {
+			return ec.marshalNGiftCardConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Customer_giftCards(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Customer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GiftCardConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Customer_giftCards_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Customer_redemptions(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24147,15 +25967,47 @@ func (ec *executionContext) _CustomerWallet_unit(ctx context.Context, field grap
 			return obj.Unit, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v walletentry.Wallet) graphql.Marshaler {
-			return ec.marshalNWalletEntryWallet2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋwalletentryᚐWallet(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v WalletUnit) graphql.Marshaler {
+			return ec.marshalNWalletUnit2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐWalletUnit(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_CustomerWallet_unit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CustomerWallet", field, false, false, errors.New("field of type WalletEntryWallet does not have child fields"))
+	return graphql.NewScalarFieldContext("CustomerWallet", field, false, false, errors.New("field of type WalletUnit does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerWallet_giftCard(ctx context.Context, field graphql.CollectedField, obj *CustomerWallet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerWallet_giftCard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GiftCard, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.GiftCard) graphql.Marshaler {
+			return ec.marshalOGiftCard2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCard(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerWallet_giftCard(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CustomerWallet",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GiftCard(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _CustomerWallet_balance(ctx context.Context, field graphql.CollectedField, obj *CustomerWallet) (ret graphql.Marshaler) {
@@ -24957,6 +26809,1193 @@ func (ec *executionContext) fieldContext_FieldProblem_message(_ context.Context,
 	return graphql.NewScalarFieldContext("FieldProblem", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _GiftCard_id(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCard_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCard_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCard", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCard_tenantID(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCard_tenantID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TenantID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCard_tenantID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCard", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCard_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCard_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCard_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCard", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCard_codeLast4(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCard_codeLast4(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CodeLast4, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCard_codeLast4(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCard", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCard_batchID(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCard_batchID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BatchID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCard_batchID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCard", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCard_customerID(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCard_customerID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CustomerID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCard_customerID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCard", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCard_status(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCard_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v giftcard.Status) graphql.Marshaler {
+			return ec.marshalNGiftCardStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardᚐStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCard_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCard", field, false, false, errors.New("field of type GiftCardStatus does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCard_expiresAt(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCard_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCard_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCard", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCard_activatedAt(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCard_activatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActivatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCard_activatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCard", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCard_cancelledAt(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCard_cancelledAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CancelledAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCard_cancelledAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCard", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCard_storeCode(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCard_storeCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StoreCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCard_storeCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCard", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCard_note(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCard_note(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Note, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCard_note(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCard", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCard_customer(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCard_customer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Customer(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Customer) graphql.Marshaler {
+			return ec.marshalOCustomer2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomer(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCard_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GiftCard",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Customer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GiftCard_entries(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCard_entries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return obj.Entries(ctx, fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[string]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.GiftCardEntryOrder), fc.Args["where"].(*ent.GiftCardEntryWhereInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.GiftCardEntryConnection) graphql.Marshaler {
+			return ec.marshalNGiftCardEntryConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCard_entries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GiftCard",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GiftCardEntryConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_GiftCard_entries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GiftCard_balance(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCard_balance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.GiftCard().Balance(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCard_balance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCard", field, true, true, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCard_initialAmount(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCard_initialAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.GiftCard().InitialAmount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCard_initialAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCard", field, true, true, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCard_loaded(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCard_loaded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.GiftCard().Loaded(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCard_loaded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCard", field, true, true, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCard_redeemed(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCard_redeemed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.GiftCard().Redeemed(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCard_redeemed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCard", field, true, true, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCardConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.GiftCardEdge) graphql.Marshaler {
+			return ec.marshalOGiftCardEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GiftCardConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GiftCardEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GiftCardConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GiftCardConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GiftCardConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCardConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCardEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.GiftCard) graphql.Marshaler {
+			return ec.marshalOGiftCard2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCard(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GiftCardEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GiftCard(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GiftCardEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCardEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCardEntry_id(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardEntry_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardEntry_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCardEntry", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCardEntry_tenantID(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardEntry_tenantID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TenantID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardEntry_tenantID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCardEntry", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCardEntry_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardEntry_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardEntry_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCardEntry", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCardEntry_giftCardID(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardEntry_giftCardID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GiftCardID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardEntry_giftCardID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCardEntry", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCardEntry_kind(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardEntry_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v giftcardentry.Kind) graphql.Marshaler {
+			return ec.marshalNGiftCardEntryKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardEntry_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCardEntry", field, false, false, errors.New("field of type GiftCardEntryKind does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCardEntry_sourceKind(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardEntry_sourceKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceKind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v giftcardentry.SourceKind) graphql.Marshaler {
+			return ec.marshalNGiftCardEntrySourceKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐSourceKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardEntry_sourceKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCardEntry", field, false, false, errors.New("field of type GiftCardEntrySourceKind does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCardEntry_sourceID(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardEntry_sourceID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardEntry_sourceID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCardEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCardEntry_storeCode(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardEntry_storeCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StoreCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardEntry_storeCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCardEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCardEntry_reason(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardEntry_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardEntry_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCardEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCardEntry_giftCard(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardEntry_giftCard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GiftCard(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.GiftCard) graphql.Marshaler {
+			return ec.marshalNGiftCard2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCard(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardEntry_giftCard(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GiftCardEntry",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GiftCard(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GiftCardEntry_amount(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardEntry_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.GiftCardEntry().Amount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardEntry_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCardEntry", field, true, true, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCardEntry_balanceAfter(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardEntry_balanceAfter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.GiftCardEntry().BalanceAfter(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardEntry_balanceAfter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCardEntry", field, true, true, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCardEntryConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardEntryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardEntryConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.GiftCardEntryEdge) graphql.Marshaler {
+			return ec.marshalOGiftCardEntryEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardEntryConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GiftCardEntryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GiftCardEntryEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GiftCardEntryConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardEntryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardEntryConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardEntryConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GiftCardEntryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GiftCardEntryConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardEntryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardEntryConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardEntryConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCardEntryConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCardEntryEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardEntryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardEntryEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.GiftCardEntry) graphql.Marshaler {
+			return ec.marshalOGiftCardEntry2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntry(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardEntryEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GiftCardEntryEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GiftCardEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GiftCardEntryEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.GiftCardEntryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardEntryEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardEntryEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCardEntryEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCardMovement_giftCard(ctx context.Context, field graphql.CollectedField, obj *GiftCardMovement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardMovement_giftCard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GiftCard, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.GiftCard) graphql.Marshaler {
+			return ec.marshalNGiftCard2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCard(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardMovement_giftCard(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GiftCardMovement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GiftCard(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GiftCardMovement_entry(ctx context.Context, field graphql.CollectedField, obj *GiftCardMovement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardMovement_entry(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Entry, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.GiftCardEntry) graphql.Marshaler {
+			return ec.marshalOGiftCardEntry2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntry(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardMovement_entry(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GiftCardMovement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GiftCardEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GiftCardMovement_replayed(ctx context.Context, field graphql.CollectedField, obj *GiftCardMovement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardMovement_replayed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Replayed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardMovement_replayed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCardMovement", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _GiftCardTransfer_from(ctx context.Context, field graphql.CollectedField, obj *GiftCardTransfer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardTransfer_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *GiftCardMovement) graphql.Marshaler {
+			return ec.marshalNGiftCardMovement2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐGiftCardMovement(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardTransfer_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GiftCardTransfer",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GiftCardMovement(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GiftCardTransfer_to(ctx context.Context, field graphql.CollectedField, obj *GiftCardTransfer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardTransfer_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *GiftCardMovement) graphql.Marshaler {
+			return ec.marshalNGiftCardMovement2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐGiftCardMovement(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardTransfer_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GiftCardTransfer",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GiftCardMovement(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GiftCardTransfer_replayed(ctx context.Context, field graphql.CollectedField, obj *GiftCardTransfer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GiftCardTransfer_replayed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Replayed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GiftCardTransfer_replayed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GiftCardTransfer", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _IneligibleCampaign_campaign(ctx context.Context, field graphql.CollectedField, obj *IneligibleCampaign) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -25056,6 +28095,116 @@ func (ec *executionContext) _IneligibleCampaign_excludedBy(ctx context.Context, 
 }
 func (ec *executionContext) fieldContext_IneligibleCampaign_excludedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IneligibleCampaign", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IssuedGiftCard_code(ctx context.Context, field graphql.CollectedField, obj *IssuedGiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssuedGiftCard_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssuedGiftCard_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssuedGiftCard", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssuedGiftCard_giftCard(ctx context.Context, field graphql.CollectedField, obj *IssuedGiftCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssuedGiftCard_giftCard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GiftCard, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.GiftCard) graphql.Marshaler {
+			return ec.marshalNGiftCard2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCard(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssuedGiftCard_giftCard(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IssuedGiftCard",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GiftCard(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IssuedGiftCards_batchID(ctx context.Context, field graphql.CollectedField, obj *IssuedGiftCards) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssuedGiftCards_batchID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BatchID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssuedGiftCards_batchID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssuedGiftCards", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IssuedGiftCards_cards(ctx context.Context, field graphql.CollectedField, obj *IssuedGiftCards) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssuedGiftCards_cards(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cards, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*IssuedGiftCard) graphql.Marshaler {
+			return ec.marshalNIssuedGiftCard2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐIssuedGiftCardᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssuedGiftCards_cards(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IssuedGiftCards",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssuedGiftCard(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ItemBenefit_sku(ctx context.Context, field graphql.CollectedField, obj *ItemBenefit) (ret graphql.Marshaler) {
@@ -26501,6 +29650,226 @@ func (ec *executionContext) fieldContext_Mutation_eraseCustomer(ctx context.Cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_eraseCustomer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_issueGiftCards(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_issueGiftCards(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().IssueGiftCards(ctx, fc.Args["input"].(IssueGiftCardsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *IssuedGiftCards) graphql.Marshaler {
+			return ec.marshalNIssuedGiftCards2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐIssuedGiftCards(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_issueGiftCards(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssuedGiftCards(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_issueGiftCards_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_loadGiftCard(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_loadGiftCard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().LoadGiftCard(ctx, fc.Args["id"].(string), fc.Args["input"].(LoadGiftCardInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *GiftCardMovement) graphql.Marshaler {
+			return ec.marshalNGiftCardMovement2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐGiftCardMovement(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_loadGiftCard(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GiftCardMovement(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_loadGiftCard_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_bindGiftCard(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_bindGiftCard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().BindGiftCard(ctx, fc.Args["id"].(string), fc.Args["customerID"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.GiftCard) graphql.Marshaler {
+			return ec.marshalNGiftCard2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCard(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_bindGiftCard(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GiftCard(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_bindGiftCard_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_transferGiftCard(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_transferGiftCard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().TransferGiftCard(ctx, fc.Args["id"].(string), fc.Args["input"].(TransferGiftCardInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *GiftCardTransfer) graphql.Marshaler {
+			return ec.marshalNGiftCardTransfer2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐGiftCardTransfer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_transferGiftCard(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GiftCardTransfer(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_transferGiftCard_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cancelGiftCard(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cancelGiftCard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CancelGiftCard(ctx, fc.Args["id"].(string), fc.Args["reason"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *GiftCardMovement) graphql.Marshaler {
+			return ec.marshalNGiftCardMovement2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐGiftCardMovement(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cancelGiftCard(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GiftCardMovement(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cancelGiftCard_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -28598,6 +31967,50 @@ func (ec *executionContext) fieldContext_Query_events(ctx context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_giftCards(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_giftCards(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().GiftCards(ctx, fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[string]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.GiftCardOrder), fc.Args["where"].(*ent.GiftCardWhereInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.GiftCardConnection) graphql.Marshaler {
+			return ec.marshalNGiftCardConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_giftCards(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GiftCardConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_giftCards_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_pointsEntries(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -29372,6 +32785,50 @@ func (ec *executionContext) fieldContext_Query_pointsSpentByStoreDay(ctx context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_pointsSpentByStoreDay_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_giftCardByCode(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_giftCardByCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().GiftCardByCode(ctx, fc.Args["code"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.GiftCard) graphql.Marshaler {
+			return ec.marshalNGiftCard2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCard(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_giftCardByCode(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GiftCard(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_giftCardByCode_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -43764,7 +47221,7 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "levelGraceSince", "levelGraceSinceNEQ", "levelGraceSinceIn", "levelGraceSinceNotIn", "levelGraceSinceGT", "levelGraceSinceGTE", "levelGraceSinceLT", "levelGraceSinceLTE", "levelGraceSinceIsNil", "levelGraceSinceNotNil", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "pointsPending", "pointsPendingNEQ", "pointsPendingIn", "pointsPendingNotIn", "pointsPendingGT", "pointsPendingGTE", "pointsPendingLT", "pointsPendingLTE", "pointsDebt", "pointsDebtNEQ", "pointsDebtIn", "pointsDebtNotIn", "pointsDebtGT", "pointsDebtGTE", "pointsDebtLT", "pointsDebtLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "lifetimeValueCents", "lifetimeValueCentsNEQ", "lifetimeValueCentsIn", "lifetimeValueCentsNotIn", "lifetimeValueCentsGT", "lifetimeValueCentsGTE", "lifetimeValueCentsLT", "lifetimeValueCentsLTE", "salesCount", "salesCountNEQ", "salesCountIn", "salesCountNotIn", "salesCountGT", "salesCountGTE", "salesCountLT", "salesCountLTE", "lastPurchaseAt", "lastPurchaseAtNEQ", "lastPurchaseAtIn", "lastPurchaseAtNotIn", "lastPurchaseAtGT", "lastPurchaseAtGTE", "lastPurchaseAtLT", "lastPurchaseAtLTE", "lastPurchaseAtIsNil", "lastPurchaseAtNotNil", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "consentMarketingWhatsapp", "consentMarketingWhatsappNEQ", "consentDataSharing", "consentDataSharingNEQ", "erasedAt", "erasedAtNEQ", "erasedAtIn", "erasedAtNotIn", "erasedAtGT", "erasedAtGTE", "erasedAtLT", "erasedAtLTE", "erasedAtIsNil", "erasedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasWalletEntries", "hasWalletEntriesWith", "hasRedemptions", "hasRedemptionsWith", "hasSales", "hasSalesWith", "hasConsentChanges", "hasConsentChangesWith", "hasScore", "hasScoreWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "levelGraceSince", "levelGraceSinceNEQ", "levelGraceSinceIn", "levelGraceSinceNotIn", "levelGraceSinceGT", "levelGraceSinceGTE", "levelGraceSinceLT", "levelGraceSinceLTE", "levelGraceSinceIsNil", "levelGraceSinceNotNil", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "pointsPending", "pointsPendingNEQ", "pointsPendingIn", "pointsPendingNotIn", "pointsPendingGT", "pointsPendingGTE", "pointsPendingLT", "pointsPendingLTE", "pointsDebt", "pointsDebtNEQ", "pointsDebtIn", "pointsDebtNotIn", "pointsDebtGT", "pointsDebtGTE", "pointsDebtLT", "pointsDebtLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "lifetimeValueCents", "lifetimeValueCentsNEQ", "lifetimeValueCentsIn", "lifetimeValueCentsNotIn", "lifetimeValueCentsGT", "lifetimeValueCentsGTE", "lifetimeValueCentsLT", "lifetimeValueCentsLTE", "salesCount", "salesCountNEQ", "salesCountIn", "salesCountNotIn", "salesCountGT", "salesCountGTE", "salesCountLT", "salesCountLTE", "lastPurchaseAt", "lastPurchaseAtNEQ", "lastPurchaseAtIn", "lastPurchaseAtNotIn", "lastPurchaseAtGT", "lastPurchaseAtGTE", "lastPurchaseAtLT", "lastPurchaseAtLTE", "lastPurchaseAtIsNil", "lastPurchaseAtNotNil", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "consentMarketingWhatsapp", "consentMarketingWhatsappNEQ", "consentDataSharing", "consentDataSharingNEQ", "erasedAt", "erasedAtNEQ", "erasedAtIn", "erasedAtNotIn", "erasedAtGT", "erasedAtGTE", "erasedAtLT", "erasedAtLTE", "erasedAtIsNil", "erasedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasWalletEntries", "hasWalletEntriesWith", "hasGiftCards", "hasGiftCardsWith", "hasRedemptions", "hasRedemptionsWith", "hasSales", "hasSalesWith", "hasConsentChanges", "hasConsentChangesWith", "hasScore", "hasScoreWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -45808,6 +49265,20 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 				return it, err
 			}
 			it.HasWalletEntriesWith = data
+		case "hasGiftCards":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasGiftCards"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasGiftCards = data
+		case "hasGiftCardsWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasGiftCardsWith"))
+			data, err := ec.unmarshalOGiftCardWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasGiftCardsWith = data
 		case "hasRedemptions":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasRedemptions"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -46474,6 +49945,1851 @@ func (ec *executionContext) unmarshalInputEventWhereInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputGiftCardEntryOrder(ctx context.Context, obj any) (ent.GiftCardEntryOrder, error) {
+	var it ent.GiftCardEntryOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"direction", "field"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNGiftCardEntryOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputGiftCardEntryWhereInput(ctx context.Context, obj any) (ent.GiftCardEntryWhereInput, error) {
+	var it ent.GiftCardEntryWhereInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "giftCardID", "giftCardIDNEQ", "giftCardIDIn", "giftCardIDNotIn", "giftCardIDGT", "giftCardIDGTE", "giftCardIDLT", "giftCardIDLTE", "giftCardIDContains", "giftCardIDHasPrefix", "giftCardIDHasSuffix", "giftCardIDEqualFold", "giftCardIDContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "sourceKind", "sourceKindNEQ", "sourceKindIn", "sourceKindNotIn", "sourceID", "sourceIDNEQ", "sourceIDIn", "sourceIDNotIn", "sourceIDGT", "sourceIDGTE", "sourceIDLT", "sourceIDLTE", "sourceIDContains", "sourceIDHasPrefix", "sourceIDHasSuffix", "sourceIDEqualFold", "sourceIDContainsFold", "storeCode", "storeCodeNEQ", "storeCodeIn", "storeCodeNotIn", "storeCodeGT", "storeCodeGTE", "storeCodeLT", "storeCodeLTE", "storeCodeContains", "storeCodeHasPrefix", "storeCodeHasSuffix", "storeCodeEqualFold", "storeCodeContainsFold", "reason", "reasonNEQ", "reasonIn", "reasonNotIn", "reasonGT", "reasonGTE", "reasonLT", "reasonLTE", "reasonContains", "reasonHasPrefix", "reasonHasSuffix", "reasonEqualFold", "reasonContainsFold", "hasGiftCard", "hasGiftCardWith"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "not":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("not"))
+			data, err := ec.unmarshalOGiftCardEntryWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Not = data
+		case "and":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("and"))
+			data, err := ec.unmarshalOGiftCardEntryWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.And = data
+		case "or":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("or"))
+			data, err := ec.unmarshalOGiftCardEntryWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Or = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNEQ = data
+		case "idIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDIn = data
+		case "idNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNotIn = data
+		case "idGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGT = data
+		case "idGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGTE = data
+		case "idLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLT = data
+		case "idLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLTE = data
+		case "idEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDEqualFold = data
+		case "idContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDContainsFold = data
+		case "tenantID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantID = data
+		case "tenantIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNEQ = data
+		case "tenantIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDIn = data
+		case "tenantIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNotIn = data
+		case "tenantIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGT = data
+		case "tenantIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGTE = data
+		case "tenantIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLT = data
+		case "tenantIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLTE = data
+		case "tenantIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContains = data
+		case "tenantIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasPrefix = data
+		case "tenantIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasSuffix = data
+		case "tenantIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDEqualFold = data
+		case "tenantIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContainsFold = data
+		case "createdAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAt = data
+		case "createdAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNEQ = data
+		case "createdAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtIn = data
+		case "createdAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNotIn = data
+		case "createdAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGT = data
+		case "createdAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGTE = data
+		case "createdAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLT = data
+		case "createdAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLTE = data
+		case "giftCardID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("giftCardID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GiftCardID = data
+		case "giftCardIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("giftCardIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GiftCardIDNEQ = data
+		case "giftCardIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("giftCardIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GiftCardIDIn = data
+		case "giftCardIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("giftCardIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GiftCardIDNotIn = data
+		case "giftCardIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("giftCardIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GiftCardIDGT = data
+		case "giftCardIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("giftCardIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GiftCardIDGTE = data
+		case "giftCardIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("giftCardIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GiftCardIDLT = data
+		case "giftCardIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("giftCardIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GiftCardIDLTE = data
+		case "giftCardIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("giftCardIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GiftCardIDContains = data
+		case "giftCardIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("giftCardIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GiftCardIDHasPrefix = data
+		case "giftCardIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("giftCardIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GiftCardIDHasSuffix = data
+		case "giftCardIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("giftCardIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GiftCardIDEqualFold = data
+		case "giftCardIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("giftCardIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GiftCardIDContainsFold = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalOGiftCardEntryKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "kindNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kindNEQ"))
+			data, err := ec.unmarshalOGiftCardEntryKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.KindNEQ = data
+		case "kindIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kindIn"))
+			data, err := ec.unmarshalOGiftCardEntryKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐKindᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.KindIn = data
+		case "kindNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kindNotIn"))
+			data, err := ec.unmarshalOGiftCardEntryKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐKindᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.KindNotIn = data
+		case "sourceKind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceKind"))
+			data, err := ec.unmarshalOGiftCardEntrySourceKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐSourceKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceKind = data
+		case "sourceKindNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceKindNEQ"))
+			data, err := ec.unmarshalOGiftCardEntrySourceKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐSourceKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceKindNEQ = data
+		case "sourceKindIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceKindIn"))
+			data, err := ec.unmarshalOGiftCardEntrySourceKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐSourceKindᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceKindIn = data
+		case "sourceKindNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceKindNotIn"))
+			data, err := ec.unmarshalOGiftCardEntrySourceKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐSourceKindᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceKindNotIn = data
+		case "sourceID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceID = data
+		case "sourceIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDNEQ = data
+		case "sourceIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDIn = data
+		case "sourceIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDNotIn = data
+		case "sourceIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDGT = data
+		case "sourceIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDGTE = data
+		case "sourceIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDLT = data
+		case "sourceIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDLTE = data
+		case "sourceIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDContains = data
+		case "sourceIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDHasPrefix = data
+		case "sourceIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDHasSuffix = data
+		case "sourceIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDEqualFold = data
+		case "sourceIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceIDContainsFold = data
+		case "storeCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCode = data
+		case "storeCodeNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeNEQ = data
+		case "storeCodeIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeIn = data
+		case "storeCodeNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeNotIn = data
+		case "storeCodeGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeGT = data
+		case "storeCodeGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeGTE = data
+		case "storeCodeLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeLT = data
+		case "storeCodeLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeLTE = data
+		case "storeCodeContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeContains = data
+		case "storeCodeHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeHasPrefix = data
+		case "storeCodeHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeHasSuffix = data
+		case "storeCodeEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeEqualFold = data
+		case "storeCodeContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeContainsFold = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		case "reasonNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonNEQ = data
+		case "reasonIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonIn = data
+		case "reasonNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonNotIn = data
+		case "reasonGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonGT = data
+		case "reasonGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonGTE = data
+		case "reasonLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonLT = data
+		case "reasonLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonLTE = data
+		case "reasonContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonContains = data
+		case "reasonHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonHasPrefix = data
+		case "reasonHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonHasSuffix = data
+		case "reasonEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonEqualFold = data
+		case "reasonContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonContainsFold = data
+		case "hasGiftCard":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasGiftCard"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasGiftCard = data
+		case "hasGiftCardWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasGiftCardWith"))
+			data, err := ec.unmarshalOGiftCardWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasGiftCardWith = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputGiftCardOrder(ctx context.Context, obj any) (ent.GiftCardOrder, error) {
+	var it ent.GiftCardOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"direction", "field"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNGiftCardOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputGiftCardWhereInput(ctx context.Context, obj any) (ent.GiftCardWhereInput, error) {
+	var it ent.GiftCardWhereInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "codeLast4", "codeLast4NEQ", "codeLast4In", "codeLast4NotIn", "codeLast4GT", "codeLast4GTE", "codeLast4LT", "codeLast4LTE", "codeLast4Contains", "codeLast4HasPrefix", "codeLast4HasSuffix", "codeLast4EqualFold", "codeLast4ContainsFold", "batchID", "batchIDNEQ", "batchIDIn", "batchIDNotIn", "batchIDGT", "batchIDGTE", "batchIDLT", "batchIDLTE", "batchIDContains", "batchIDHasPrefix", "batchIDHasSuffix", "batchIDIsNil", "batchIDNotNil", "batchIDEqualFold", "batchIDContainsFold", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDIsNil", "customerIDNotNil", "customerIDEqualFold", "customerIDContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "expiresAt", "expiresAtNEQ", "expiresAtIn", "expiresAtNotIn", "expiresAtGT", "expiresAtGTE", "expiresAtLT", "expiresAtLTE", "activatedAt", "activatedAtNEQ", "activatedAtIn", "activatedAtNotIn", "activatedAtGT", "activatedAtGTE", "activatedAtLT", "activatedAtLTE", "activatedAtIsNil", "activatedAtNotNil", "cancelledAt", "cancelledAtNEQ", "cancelledAtIn", "cancelledAtNotIn", "cancelledAtGT", "cancelledAtGTE", "cancelledAtLT", "cancelledAtLTE", "cancelledAtIsNil", "cancelledAtNotNil", "storeCode", "storeCodeNEQ", "storeCodeIn", "storeCodeNotIn", "storeCodeGT", "storeCodeGTE", "storeCodeLT", "storeCodeLTE", "storeCodeContains", "storeCodeHasPrefix", "storeCodeHasSuffix", "storeCodeEqualFold", "storeCodeContainsFold", "note", "noteNEQ", "noteIn", "noteNotIn", "noteGT", "noteGTE", "noteLT", "noteLTE", "noteContains", "noteHasPrefix", "noteHasSuffix", "noteEqualFold", "noteContainsFold", "hasCustomer", "hasCustomerWith", "hasEntries", "hasEntriesWith"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "not":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("not"))
+			data, err := ec.unmarshalOGiftCardWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Not = data
+		case "and":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("and"))
+			data, err := ec.unmarshalOGiftCardWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.And = data
+		case "or":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("or"))
+			data, err := ec.unmarshalOGiftCardWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Or = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNEQ = data
+		case "idIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDIn = data
+		case "idNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNotIn = data
+		case "idGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGT = data
+		case "idGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGTE = data
+		case "idLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLT = data
+		case "idLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLTE = data
+		case "idEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDEqualFold = data
+		case "idContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDContainsFold = data
+		case "tenantID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantID = data
+		case "tenantIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNEQ = data
+		case "tenantIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDIn = data
+		case "tenantIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNotIn = data
+		case "tenantIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGT = data
+		case "tenantIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGTE = data
+		case "tenantIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLT = data
+		case "tenantIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLTE = data
+		case "tenantIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContains = data
+		case "tenantIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasPrefix = data
+		case "tenantIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasSuffix = data
+		case "tenantIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDEqualFold = data
+		case "tenantIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContainsFold = data
+		case "createdAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAt = data
+		case "createdAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNEQ = data
+		case "createdAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtIn = data
+		case "createdAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNotIn = data
+		case "createdAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGT = data
+		case "createdAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGTE = data
+		case "createdAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLT = data
+		case "createdAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLTE = data
+		case "codeLast4":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeLast4"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeLast4 = data
+		case "codeLast4NEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeLast4NEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeLast4NEQ = data
+		case "codeLast4In":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeLast4In"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeLast4In = data
+		case "codeLast4NotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeLast4NotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeLast4NotIn = data
+		case "codeLast4GT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeLast4GT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeLast4GT = data
+		case "codeLast4GTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeLast4GTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeLast4GTE = data
+		case "codeLast4LT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeLast4LT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeLast4LT = data
+		case "codeLast4LTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeLast4LTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeLast4LTE = data
+		case "codeLast4Contains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeLast4Contains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeLast4Contains = data
+		case "codeLast4HasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeLast4HasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeLast4HasPrefix = data
+		case "codeLast4HasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeLast4HasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeLast4HasSuffix = data
+		case "codeLast4EqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeLast4EqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeLast4EqualFold = data
+		case "codeLast4ContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeLast4ContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeLast4ContainsFold = data
+		case "batchID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("batchID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BatchID = data
+		case "batchIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("batchIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BatchIDNEQ = data
+		case "batchIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("batchIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BatchIDIn = data
+		case "batchIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("batchIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BatchIDNotIn = data
+		case "batchIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("batchIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BatchIDGT = data
+		case "batchIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("batchIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BatchIDGTE = data
+		case "batchIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("batchIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BatchIDLT = data
+		case "batchIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("batchIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BatchIDLTE = data
+		case "batchIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("batchIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BatchIDContains = data
+		case "batchIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("batchIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BatchIDHasPrefix = data
+		case "batchIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("batchIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BatchIDHasSuffix = data
+		case "batchIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("batchIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BatchIDIsNil = data
+		case "batchIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("batchIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BatchIDNotNil = data
+		case "batchIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("batchIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BatchIDEqualFold = data
+		case "batchIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("batchIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BatchIDContainsFold = data
+		case "customerID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "customerIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDNEQ = data
+		case "customerIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDIn = data
+		case "customerIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDNotIn = data
+		case "customerIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDGT = data
+		case "customerIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDGTE = data
+		case "customerIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDLT = data
+		case "customerIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDLTE = data
+		case "customerIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDContains = data
+		case "customerIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDHasPrefix = data
+		case "customerIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDHasSuffix = data
+		case "customerIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDIsNil = data
+		case "customerIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDNotNil = data
+		case "customerIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDEqualFold = data
+		case "customerIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDContainsFold = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOGiftCardStatus2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardᚐStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "statusNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusNEQ"))
+			data, err := ec.unmarshalOGiftCardStatus2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardᚐStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusNEQ = data
+		case "statusIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusIn"))
+			data, err := ec.unmarshalOGiftCardStatus2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardᚐStatusᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusIn = data
+		case "statusNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusNotIn"))
+			data, err := ec.unmarshalOGiftCardStatus2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardᚐStatusᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusNotIn = data
+		case "expiresAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAt = data
+		case "expiresAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAtNEQ = data
+		case "expiresAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAtIn = data
+		case "expiresAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAtNotIn = data
+		case "expiresAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAtGT = data
+		case "expiresAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAtGTE = data
+		case "expiresAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAtLT = data
+		case "expiresAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAtLTE = data
+		case "activatedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("activatedAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActivatedAt = data
+		case "activatedAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("activatedAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActivatedAtNEQ = data
+		case "activatedAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("activatedAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActivatedAtIn = data
+		case "activatedAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("activatedAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActivatedAtNotIn = data
+		case "activatedAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("activatedAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActivatedAtGT = data
+		case "activatedAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("activatedAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActivatedAtGTE = data
+		case "activatedAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("activatedAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActivatedAtLT = data
+		case "activatedAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("activatedAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActivatedAtLTE = data
+		case "activatedAtIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("activatedAtIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActivatedAtIsNil = data
+		case "activatedAtNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("activatedAtNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActivatedAtNotNil = data
+		case "cancelledAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cancelledAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CancelledAt = data
+		case "cancelledAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cancelledAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CancelledAtNEQ = data
+		case "cancelledAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cancelledAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CancelledAtIn = data
+		case "cancelledAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cancelledAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CancelledAtNotIn = data
+		case "cancelledAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cancelledAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CancelledAtGT = data
+		case "cancelledAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cancelledAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CancelledAtGTE = data
+		case "cancelledAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cancelledAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CancelledAtLT = data
+		case "cancelledAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cancelledAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CancelledAtLTE = data
+		case "cancelledAtIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cancelledAtIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CancelledAtIsNil = data
+		case "cancelledAtNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cancelledAtNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CancelledAtNotNil = data
+		case "storeCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCode = data
+		case "storeCodeNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeNEQ = data
+		case "storeCodeIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeIn = data
+		case "storeCodeNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeNotIn = data
+		case "storeCodeGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeGT = data
+		case "storeCodeGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeGTE = data
+		case "storeCodeLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeLT = data
+		case "storeCodeLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeLTE = data
+		case "storeCodeContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeContains = data
+		case "storeCodeHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeHasPrefix = data
+		case "storeCodeHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeHasSuffix = data
+		case "storeCodeEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeEqualFold = data
+		case "storeCodeContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeContainsFold = data
+		case "note":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("note"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Note = data
+		case "noteNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteNEQ = data
+		case "noteIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteIn = data
+		case "noteNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteNotIn = data
+		case "noteGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteGT = data
+		case "noteGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteGTE = data
+		case "noteLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteLT = data
+		case "noteLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteLTE = data
+		case "noteContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteContains = data
+		case "noteHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteHasPrefix = data
+		case "noteHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteHasSuffix = data
+		case "noteEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteEqualFold = data
+		case "noteContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteContainsFold = data
+		case "hasCustomer":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCustomer"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasCustomer = data
+		case "hasCustomerWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCustomerWith"))
+			data, err := ec.unmarshalOCustomerWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasCustomerWith = data
+		case "hasEntries":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasEntries"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasEntries = data
+		case "hasEntriesWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasEntriesWith"))
+			data, err := ec.unmarshalOGiftCardEntryWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasEntriesWith = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputIssueGiftCardsInput(ctx context.Context, obj any) (IssueGiftCardsInput, error) {
+	var it IssueGiftCardsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"count", "amount", "expiresAt", "inactive", "customerID", "storeCode", "note"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "count":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("count"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Count = data
+		case "amount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
+			data, err := ec.unmarshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Amount = data
+		case "expiresAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAt = data
+		case "inactive":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("inactive"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Inactive = data
+		case "customerID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "storeCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCode = data
+		case "note":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("note"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Note = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputLevelShareInput(ctx context.Context, obj any) (LevelShareInput, error) {
 	var it LevelShareInput
 	if obj == nil {
@@ -46506,6 +51822,57 @@ func (ec *executionContext) unmarshalInputLevelShareInput(ctx context.Context, o
 				return it, err
 			}
 			it.Share = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputLoadGiftCardInput(ctx context.Context, obj any) (LoadGiftCardInput, error) {
+	var it LoadGiftCardInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"amount", "loadID", "storeCode", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "amount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
+			data, err := ec.unmarshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Amount = data
+		case "loadID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("loadID"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LoadID = data
+		case "storeCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCode = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
 		}
 	}
 	return it, nil
@@ -57682,6 +63049,64 @@ func (ec *executionContext) unmarshalInputTenantWhereInput(ctx context.Context, 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputTransferGiftCardInput(ctx context.Context, obj any) (TransferGiftCardInput, error) {
+	var it TransferGiftCardInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"toGiftCardID", "amount", "transferID", "storeCode", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "toGiftCardID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toGiftCardID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToGiftCardID = data
+		case "amount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Amount = data
+		case "transferID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("transferID"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TransferID = data
+		case "storeCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCode = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUpdateCustomerInput(ctx context.Context, obj any) (UpdateCustomerInput, error) {
 	var it UpdateCustomerInput
 	if obj == nil {
@@ -61366,6 +66791,16 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._PointsEntry(ctx, sel, obj)
+	case *ent.GiftCardEntry:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._GiftCardEntry(ctx, sel, obj)
+	case *ent.GiftCard:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._GiftCard(ctx, sel, obj)
 	case *ent.Event:
 		if obj == nil {
 			return graphql.Null
@@ -63469,6 +68904,44 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "giftCards":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Customer_giftCards(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "redemptions":
 			field := field
 
@@ -64184,6 +69657,11 @@ func (ec *executionContext) _CustomerWallet(ctx context.Context, sel ast.Selecti
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "giftCard":
+			out.Values[i] = ec._CustomerWallet_giftCard(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "balance":
 			out.Values[i] = ec._CustomerWallet_balance(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -64596,6 +70074,797 @@ func (ec *executionContext) _FieldProblem(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var giftCardImplementors = []string{"GiftCard", "Node"}
+
+func (ec *executionContext) _GiftCard(ctx context.Context, sel ast.SelectionSet, obj *ent.GiftCard) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, giftCardImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GiftCard")
+		case "id":
+			out.Values[i] = ec._GiftCard_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tenantID":
+			out.Values[i] = ec._GiftCard_tenantID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._GiftCard_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "codeLast4":
+			out.Values[i] = ec._GiftCard_codeLast4(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "batchID":
+			out.Values[i] = ec._GiftCard_batchID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "customerID":
+			out.Values[i] = ec._GiftCard_customerID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._GiftCard_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expiresAt":
+			out.Values[i] = ec._GiftCard_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "activatedAt":
+			out.Values[i] = ec._GiftCard_activatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "cancelledAt":
+			out.Values[i] = ec._GiftCard_cancelledAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "storeCode":
+			out.Values[i] = ec._GiftCard_storeCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "note":
+			out.Values[i] = ec._GiftCard_note(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "customer":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GiftCard_customer(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "entries":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GiftCard_entries(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "balance":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GiftCard_balance(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "initialAmount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GiftCard_initialAmount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "loaded":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GiftCard_loaded(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "redeemed":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GiftCard_redeemed(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var giftCardConnectionImplementors = []string{"GiftCardConnection"}
+
+func (ec *executionContext) _GiftCardConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.GiftCardConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, giftCardConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GiftCardConnection")
+		case "edges":
+			out.Values[i] = ec._GiftCardConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._GiftCardConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._GiftCardConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var giftCardEdgeImplementors = []string{"GiftCardEdge"}
+
+func (ec *executionContext) _GiftCardEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.GiftCardEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, giftCardEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GiftCardEdge")
+		case "node":
+			out.Values[i] = ec._GiftCardEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._GiftCardEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var giftCardEntryImplementors = []string{"GiftCardEntry", "Node"}
+
+func (ec *executionContext) _GiftCardEntry(ctx context.Context, sel ast.SelectionSet, obj *ent.GiftCardEntry) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, giftCardEntryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GiftCardEntry")
+		case "id":
+			out.Values[i] = ec._GiftCardEntry_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tenantID":
+			out.Values[i] = ec._GiftCardEntry_tenantID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._GiftCardEntry_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "giftCardID":
+			out.Values[i] = ec._GiftCardEntry_giftCardID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.Values[i] = ec._GiftCardEntry_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sourceKind":
+			out.Values[i] = ec._GiftCardEntry_sourceKind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sourceID":
+			out.Values[i] = ec._GiftCardEntry_sourceID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "storeCode":
+			out.Values[i] = ec._GiftCardEntry_storeCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.Values[i] = ec._GiftCardEntry_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "giftCard":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GiftCardEntry_giftCard(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "amount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GiftCardEntry_amount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "balanceAfter":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GiftCardEntry_balanceAfter(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var giftCardEntryConnectionImplementors = []string{"GiftCardEntryConnection"}
+
+func (ec *executionContext) _GiftCardEntryConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.GiftCardEntryConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, giftCardEntryConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GiftCardEntryConnection")
+		case "edges":
+			out.Values[i] = ec._GiftCardEntryConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._GiftCardEntryConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._GiftCardEntryConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var giftCardEntryEdgeImplementors = []string{"GiftCardEntryEdge"}
+
+func (ec *executionContext) _GiftCardEntryEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.GiftCardEntryEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, giftCardEntryEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GiftCardEntryEdge")
+		case "node":
+			out.Values[i] = ec._GiftCardEntryEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._GiftCardEntryEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var giftCardMovementImplementors = []string{"GiftCardMovement"}
+
+func (ec *executionContext) _GiftCardMovement(ctx context.Context, sel ast.SelectionSet, obj *GiftCardMovement) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, giftCardMovementImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GiftCardMovement")
+		case "giftCard":
+			out.Values[i] = ec._GiftCardMovement_giftCard(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "entry":
+			out.Values[i] = ec._GiftCardMovement_entry(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "replayed":
+			out.Values[i] = ec._GiftCardMovement_replayed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var giftCardTransferImplementors = []string{"GiftCardTransfer"}
+
+func (ec *executionContext) _GiftCardTransfer(ctx context.Context, sel ast.SelectionSet, obj *GiftCardTransfer) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, giftCardTransferImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GiftCardTransfer")
+		case "from":
+			out.Values[i] = ec._GiftCardTransfer_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._GiftCardTransfer_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "replayed":
+			out.Values[i] = ec._GiftCardTransfer_replayed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var ineligibleCampaignImplementors = []string{"IneligibleCampaign"}
 
 func (ec *executionContext) _IneligibleCampaign(ctx context.Context, sel ast.SelectionSet, obj *IneligibleCampaign) graphql.Marshaler {
@@ -64626,6 +70895,92 @@ func (ec *executionContext) _IneligibleCampaign(ctx context.Context, sel ast.Sel
 		case "excludedBy":
 			out.Values[i] = ec._IneligibleCampaign_excludedBy(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var issuedGiftCardImplementors = []string{"IssuedGiftCard"}
+
+func (ec *executionContext) _IssuedGiftCard(ctx context.Context, sel ast.SelectionSet, obj *IssuedGiftCard) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issuedGiftCardImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssuedGiftCard")
+		case "code":
+			out.Values[i] = ec._IssuedGiftCard_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "giftCard":
+			out.Values[i] = ec._IssuedGiftCard_giftCard(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var issuedGiftCardsImplementors = []string{"IssuedGiftCards"}
+
+func (ec *executionContext) _IssuedGiftCards(ctx context.Context, sel ast.SelectionSet, obj *IssuedGiftCards) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issuedGiftCardsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssuedGiftCards")
+		case "batchID":
+			out.Values[i] = ec._IssuedGiftCards_batchID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cards":
+			out.Values[i] = ec._IssuedGiftCards_cards(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -65053,6 +71408,41 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "eraseCustomer":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_eraseCustomer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issueGiftCards":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_issueGiftCards(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "loadGiftCard":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_loadGiftCard(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bindGiftCard":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_bindGiftCard(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "transferGiftCard":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_transferGiftCard(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cancelGiftCard":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cancelGiftCard(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -66026,6 +72416,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "giftCards":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_giftCards(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "pointsEntries":
 			field := field
 
@@ -66410,6 +72822,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_pointsSpentByStoreDay(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "giftCardByCode":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_giftCardByCode(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -71129,6 +77563,128 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 	return graphql.WrapContextMarshaler(ctx, res)
 }
 
+func (ec *executionContext) marshalNGiftCard2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCard(ctx context.Context, sel ast.SelectionSet, v *ent.GiftCard) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GiftCard(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNGiftCardConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardConnection(ctx context.Context, sel ast.SelectionSet, v *ent.GiftCardConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GiftCardConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNGiftCardEntryConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryConnection(ctx context.Context, sel ast.SelectionSet, v *ent.GiftCardEntryConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GiftCardEntryConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNGiftCardEntryKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐKind(ctx context.Context, v any) (giftcardentry.Kind, error) {
+	var res giftcardentry.Kind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNGiftCardEntryKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐKind(ctx context.Context, sel ast.SelectionSet, v giftcardentry.Kind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNGiftCardEntryOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryOrderField(ctx context.Context, v any) (*ent.GiftCardEntryOrderField, error) {
+	var res = new(ent.GiftCardEntryOrderField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNGiftCardEntryOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryOrderField(ctx context.Context, sel ast.SelectionSet, v *ent.GiftCardEntryOrderField) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalNGiftCardEntrySourceKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐSourceKind(ctx context.Context, v any) (giftcardentry.SourceKind, error) {
+	var res giftcardentry.SourceKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNGiftCardEntrySourceKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐSourceKind(ctx context.Context, sel ast.SelectionSet, v giftcardentry.SourceKind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNGiftCardEntryWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryWhereInput(ctx context.Context, v any) (*ent.GiftCardEntryWhereInput, error) {
+	res, err := ec.unmarshalInputGiftCardEntryWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNGiftCardMovement2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐGiftCardMovement(ctx context.Context, sel ast.SelectionSet, v *GiftCardMovement) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GiftCardMovement(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNGiftCardOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardOrderField(ctx context.Context, v any) (*ent.GiftCardOrderField, error) {
+	var res = new(ent.GiftCardOrderField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNGiftCardOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardOrderField(ctx context.Context, sel ast.SelectionSet, v *ent.GiftCardOrderField) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalNGiftCardStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardᚐStatus(ctx context.Context, v any) (giftcard.Status, error) {
+	var res giftcard.Status
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNGiftCardStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardᚐStatus(ctx context.Context, sel ast.SelectionSet, v giftcard.Status) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNGiftCardTransfer2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐGiftCardTransfer(ctx context.Context, sel ast.SelectionSet, v *GiftCardTransfer) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GiftCardTransfer(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNGiftCardWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardWhereInput(ctx context.Context, v any) (*ent.GiftCardWhereInput, error) {
+	res, err := ec.unmarshalInputGiftCardWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -71232,6 +77788,47 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) unmarshalNIssueGiftCardsInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐIssueGiftCardsInput(ctx context.Context, v any) (IssueGiftCardsInput, error) {
+	res, err := ec.unmarshalInputIssueGiftCardsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNIssuedGiftCard2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐIssuedGiftCardᚄ(ctx context.Context, sel ast.SelectionSet, v []*IssuedGiftCard) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIssuedGiftCard2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐIssuedGiftCard(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIssuedGiftCard2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐIssuedGiftCard(ctx context.Context, sel ast.SelectionSet, v *IssuedGiftCard) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IssuedGiftCard(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIssuedGiftCards2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐIssuedGiftCards(ctx context.Context, sel ast.SelectionSet, v *IssuedGiftCards) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IssuedGiftCards(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNItemBenefit2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐItemBenefitᚄ(ctx context.Context, sel ast.SelectionSet, v []*ItemBenefit) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -71307,6 +77904,11 @@ func (ec *executionContext) unmarshalNLiftVerdict2githubᚗcomᚋfidelizaᚋfide
 
 func (ec *executionContext) marshalNLiftVerdict2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLiftVerdict(ctx context.Context, sel ast.SelectionSet, v LiftVerdict) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) unmarshalNLoadGiftCardInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLoadGiftCardInput(ctx context.Context, v any) (LoadGiftCardInput, error) {
+	res, err := ec.unmarshalInputLoadGiftCardInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNMap2map(ctx context.Context, v any) (map[string]any, error) {
@@ -72102,6 +78704,11 @@ func (ec *executionContext) marshalNTopCustomer2ᚖgithubᚗcomᚋfidelizaᚋfid
 	return ec._TopCustomer(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNTransferGiftCardInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐTransferGiftCardInput(ctx context.Context, v any) (TransferGiftCardInput, error) {
+	res, err := ec.unmarshalInputTransferGiftCardInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNUpdateCustomerInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐUpdateCustomerInput(ctx context.Context, v any) (UpdateCustomerInput, error) {
 	res, err := ec.unmarshalInputUpdateCustomerInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -72186,6 +78793,16 @@ func (ec *executionContext) marshalNWalletEntryWallet2githubᚗcomᚋfidelizaᚋ
 func (ec *executionContext) unmarshalNWalletEntryWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWalletEntryWhereInput(ctx context.Context, v any) (*ent.WalletEntryWhereInput, error) {
 	res, err := ec.unmarshalInputWalletEntryWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNWalletUnit2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐWalletUnit(ctx context.Context, v any) (WalletUnit, error) {
+	var res WalletUnit
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWalletUnit2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐWalletUnit(ctx context.Context, sel ast.SelectionSet, v WalletUnit) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNWebhookAttempt2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐWebhookAttempt(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookAttempt) graphql.Marshaler {
@@ -73745,6 +80362,282 @@ func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel as
 	_ = sel
 	res := graphql.MarshalFloatContext(*v)
 	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) marshalOGiftCard2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCard(ctx context.Context, sel ast.SelectionSet, v *ent.GiftCard) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._GiftCard(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOGiftCardEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.GiftCardEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOGiftCardEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOGiftCardEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEdge(ctx context.Context, sel ast.SelectionSet, v *ent.GiftCardEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._GiftCardEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOGiftCardEntry2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntry(ctx context.Context, sel ast.SelectionSet, v *ent.GiftCardEntry) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._GiftCardEntry(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOGiftCardEntryEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.GiftCardEntryEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOGiftCardEntryEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOGiftCardEntryEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryEdge(ctx context.Context, sel ast.SelectionSet, v *ent.GiftCardEntryEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._GiftCardEntryEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOGiftCardEntryKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐKindᚄ(ctx context.Context, v any) ([]giftcardentry.Kind, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]giftcardentry.Kind, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNGiftCardEntryKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐKind(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOGiftCardEntryKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐKindᚄ(ctx context.Context, sel ast.SelectionSet, v []giftcardentry.Kind) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNGiftCardEntryKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐKind(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOGiftCardEntryKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐKind(ctx context.Context, v any) (*giftcardentry.Kind, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(giftcardentry.Kind)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOGiftCardEntryKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐKind(ctx context.Context, sel ast.SelectionSet, v *giftcardentry.Kind) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOGiftCardEntryOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryOrder(ctx context.Context, v any) (*ent.GiftCardEntryOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputGiftCardEntryOrder(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOGiftCardEntrySourceKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐSourceKindᚄ(ctx context.Context, v any) ([]giftcardentry.SourceKind, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]giftcardentry.SourceKind, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNGiftCardEntrySourceKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐSourceKind(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOGiftCardEntrySourceKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐSourceKindᚄ(ctx context.Context, sel ast.SelectionSet, v []giftcardentry.SourceKind) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNGiftCardEntrySourceKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐSourceKind(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOGiftCardEntrySourceKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐSourceKind(ctx context.Context, v any) (*giftcardentry.SourceKind, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(giftcardentry.SourceKind)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOGiftCardEntrySourceKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardentryᚐSourceKind(ctx context.Context, sel ast.SelectionSet, v *giftcardentry.SourceKind) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOGiftCardEntryWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryWhereInputᚄ(ctx context.Context, v any) ([]*ent.GiftCardEntryWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ent.GiftCardEntryWhereInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNGiftCardEntryWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryWhereInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOGiftCardEntryWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardEntryWhereInput(ctx context.Context, v any) (*ent.GiftCardEntryWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputGiftCardEntryWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOGiftCardOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardOrder(ctx context.Context, v any) (*ent.GiftCardOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputGiftCardOrder(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOGiftCardStatus2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardᚐStatusᚄ(ctx context.Context, v any) ([]giftcard.Status, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]giftcard.Status, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNGiftCardStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardᚐStatus(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOGiftCardStatus2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardᚐStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []giftcard.Status) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNGiftCardStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardᚐStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOGiftCardStatus2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardᚐStatus(ctx context.Context, v any) (*giftcard.Status, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(giftcard.Status)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOGiftCardStatus2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋgiftcardᚐStatus(ctx context.Context, sel ast.SelectionSet, v *giftcard.Status) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOGiftCardWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardWhereInputᚄ(ctx context.Context, v any) ([]*ent.GiftCardWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ent.GiftCardWhereInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNGiftCardWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardWhereInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOGiftCardWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐGiftCardWhereInput(ctx context.Context, v any) (*ent.GiftCardWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputGiftCardWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

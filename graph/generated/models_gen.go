@@ -15,7 +15,6 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
-	"github.com/fideliza/fideliza/ent/walletentry"
 	"github.com/shopspring/decimal"
 )
 
@@ -336,8 +335,10 @@ type CustomerConsentInput struct {
 // One money wallet of a customer, in R$, with the points ledger's rules: credits wait out the programme's pending
 // period, then are spendable until they expire; the oldest expiring are spent first.
 type CustomerWallet struct {
-	// Which wallet: cashback (R$ credited by cashback campaigns).
-	Unit walletentry.Wallet `json:"unit"`
+	// Which wallet: cashback (R$ credited by cashback campaigns) or gift_card (a card bound to the customer).
+	Unit WalletUnit `json:"unit"`
+	// The card of a gift_card wallet; null for the others.
+	GiftCard *ent.GiftCard `json:"giftCard,omitempty"`
 	// Released and not expired.
 	Balance decimal.Decimal `json:"balance"`
 	// Credited but still in the pending period.
@@ -408,6 +409,26 @@ type FieldProblem struct {
 	Message string `json:"message"`
 }
 
+// A card after a move and the entry the move wrote.
+type GiftCardMovement struct {
+	// The card after the move.
+	GiftCard *ent.GiftCard `json:"giftCard"`
+	// The entry written, or the one the first call wrote; null when no R$ moved (a card cancelled empty).
+	Entry *ent.GiftCardEntry `json:"entry,omitempty"`
+	// True when the operation had already run and nothing changed.
+	Replayed bool `json:"replayed"`
+}
+
+// Both cards of a transfer, each with its entry.
+type GiftCardTransfer struct {
+	// The card the balance left.
+	From *GiftCardMovement `json:"from"`
+	// The card the balance went to.
+	To *GiftCardMovement `json:"to"`
+	// True when the transfer had already been made and nothing changed.
+	Replayed bool `json:"replayed"`
+}
+
 // A campaign the cart does not qualify for, and the first rule it fails.
 type IneligibleCampaign struct {
 	// The campaign.
@@ -418,6 +439,40 @@ type IneligibleCampaign struct {
 	MissingAmount *decimal.Decimal `json:"missingAmount,omitempty"`
 	// For excluded_by_stacking: the campaign that applies instead.
 	ExcludedBy *string `json:"excludedBy,omitempty"`
+}
+
+// Cards to issue: count cards (1 when left out, at most 1000) of amount R$ each, in one transaction.
+type IssueGiftCardsInput struct {
+	// How many cards, 1 to 1000.
+	Count *int `json:"count,omitempty"`
+	// Each card's face value in R$, in whole cents, at most 100000.00.
+	Amount decimal.Decimal `json:"amount"`
+	// When the whole balance expires; left out, 12 months after the issue.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	// Issued to be sold at a till: the card holds nothing until the sale selling it is processed.
+	Inactive *bool `json:"inactive,omitempty"`
+	// Binds the card to this customer; one card at a time.
+	CustomerID *string `json:"customerID,omitempty"`
+	// The store the cards are issued for.
+	StoreCode *string `json:"storeCode,omitempty"`
+	// Free text about the cards, at most 200 characters.
+	Note *string `json:"note,omitempty"`
+}
+
+// A card just issued and its code, shown this once: only the code's hash and last four characters are kept.
+type IssuedGiftCard struct {
+	// The code, in groups of four characters.
+	Code string `json:"code"`
+	// The card.
+	GiftCard *ent.GiftCard `json:"giftCard"`
+}
+
+// The cards an issue made.
+type IssuedGiftCards struct {
+	// The batch of an issue of more than one card; null for one card.
+	BatchID *string `json:"batchID,omitempty"`
+	// Every card issued, with its code.
+	Cards []*IssuedGiftCard `json:"cards"`
 }
 
 // What one cart item receives from a campaign.
@@ -448,6 +503,18 @@ type LevelShareInput struct {
 	Level customer.Level `json:"level"`
 	// 0 to 1 (0.8: four fifths); null: the programme's share.
 	Share *decimal.Decimal `json:"share,omitempty"`
+}
+
+// R$ loaded on an active card, once per loadID.
+type LoadGiftCardInput struct {
+	// R$ to add, in whole cents; the card holds at most 100000.00.
+	Amount decimal.Decimal `json:"amount"`
+	// Your id of the load, at most 128 characters; a repeated call returns the first result.
+	LoadID string `json:"loadID"`
+	// The store the load was made at.
+	StoreCode *string `json:"storeCode,omitempty"`
+	// Why, in words, at most 500 characters.
+	Reason *string `json:"reason,omitempty"`
 }
 
 // The customers of one loyalty level and the points they hold.
@@ -665,6 +732,20 @@ type TopCustomer struct {
 	Sales int `json:"sales"`
 }
 
+// A bearer card's balance moved to another active card, once per transferID.
+type TransferGiftCardInput struct {
+	// The card receiving the balance.
+	ToGiftCardID string `json:"toGiftCardID"`
+	// R$ to move, in whole cents; left out, the whole balance.
+	Amount *decimal.Decimal `json:"amount,omitempty"`
+	// Your id of the transfer, at most 128 characters; a repeated call returns the first result.
+	TransferID string `json:"transferID"`
+	// The store the transfer was made at.
+	StoreCode *string `json:"storeCode,omitempty"`
+	// Why, in words, at most 500 characters.
+	Reason *string `json:"reason,omitempty"`
+}
+
 // A change to a customer: only the fields given change; null clears an optional field.
 type UpdateCustomerInput struct {
 	// Identifier in the originating system, at most 128 characters; null removes it.
@@ -872,6 +953,64 @@ func (e *TopCustomersBy) UnmarshalJSON(b []byte) error {
 }
 
 func (e TopCustomersBy) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The units of a customer's money wallets.
+type WalletUnit string
+
+const (
+	// R$ credited by cashback campaigns.
+	WalletUnitCashback WalletUnit = "cashback"
+	// A gift card bound to the customer, a wallet per card.
+	WalletUnitGiftCard WalletUnit = "gift_card"
+)
+
+var AllWalletUnit = []WalletUnit{
+	WalletUnitCashback,
+	WalletUnitGiftCard,
+}
+
+func (e WalletUnit) IsValid() bool {
+	switch e {
+	case WalletUnitCashback, WalletUnitGiftCard:
+		return true
+	}
+	return false
+}
+
+func (e WalletUnit) String() string {
+	return string(e)
+}
+
+func (e *WalletUnit) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = WalletUnit(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid WalletUnit", str)
+	}
+	return nil
+}
+
+func (e WalletUnit) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *WalletUnit) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e WalletUnit) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
