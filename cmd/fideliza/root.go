@@ -79,7 +79,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		newServeCommand(g), newWorkerCommand(g), newMigrateCommand(g),
 		newTenantCommand(g), newStoreCommand(g), newClientCommand(g), newKeysCommand(g), newUserCommand(g),
-		newImportCommand(g), newCatalogCommand(g),
+		newImportCommand(g), newCatalogCommand(g), newGiftCardsCommand(g),
 		newRollupsCommand(g), newVersionCommand(g),
 	)
 	return root
