@@ -27,15 +27,18 @@ import (
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/giftcards"
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/app/webhooks"
+	"github.com/fideliza/fideliza/domain/giftcard"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/domain/wallet"
 	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/giftcardentry"
 	"github.com/fideliza/fideliza/ent/walletentry"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
@@ -321,13 +324,25 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 		return err
 	}))
 
-	// points.expiring and cashback.expiring: 10 days before the 1500 points
-	// and the cashback expire (12 months).
+	// gift_card.*: two active cards issued together, a third issued to be
+	// sold and activated by its sale (as the till's processing will), R$
+	// loaded, spent and refunded on the first, its balance moved to the
+	// second, the third cancelled.
+	giftCards := b.giftCards(t, start.AddDate(0, 12, 0))
+
+	// points.expiring, cashback.expiring and gift_card.expiring: 10 days
+	// before the 1500 points, the cashback and the second card expire (12
+	// months).
 	b.clock.Set(start.AddDate(0, 12, 0).Add(-10 * 24 * time.Hour))
 	require.NoError(t, worker.For[jobs.NotifyExpiringPoints](apptest.Process(b.app)).
 		Work(context.Background(), jobOf(jobs.NotifyExpiringPoints{})))
 	require.NoError(t, worker.For[jobs.UpkeepWallets](apptest.Process(b.app)).
 		Work(context.Background(), jobOf(jobs.UpkeepWallets{})))
+	upkeepGiftCards := func() {
+		require.NoError(t, worker.For[jobs.UpkeepGiftCards](apptest.Process(b.app)).
+			Work(context.Background(), jobOf(jobs.UpkeepGiftCards{})))
+	}
+	upkeepGiftCards()
 
 	// sale.processed: a sale registered by the POS and processed by its job,
 	// with a campaign's discount on its coffee: R$ 11.50 paid, 11 points.
@@ -391,6 +406,9 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	b.clock.Set(start.AddDate(0, 12, 2))
 	require.NoError(t, worker.For[jobs.RecomputeLevels](apptest.Process(b.app)).
 		Work(context.Background(), jobOf(jobs.RecomputeLevels{})))
+	// gift_card.expired: the second card's balance expires (the first,
+	// emptied by the transfer, expires silently).
+	upkeepGiftCards()
 
 	// customer.consent_changed: Helena agrees to e-mail marketing.
 	_, err = b.app.Customers.PatchCustomer(b.ctx, cust.ID, customers.CustomerInput{Consent: opt.Of(customers.ConsentInput{MarketingEmail: opt.Of(true)})})
@@ -429,7 +447,50 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	require.EqualValues(t, 100, byType[outbox.PointsSpent].Data["points"])
 	require.Equal(t, s.ID, byType[outbox.PointsSpent].Data["sale_id"])
 	require.Equal(t, discount.ID, byType[outbox.RedemptionRolledBack].Data["campaign_id"])
+	require.EqualValues(t, 2, byType[outbox.GiftCardIssued].Data["count"])
+	require.Equal(t, giftCards[2], byType[outbox.GiftCardActivated].SubjectID)
+	require.Equal(t, "30.00", byType[outbox.GiftCardActivated].Data["amount"])
+	for typ, want := range map[string][2]string{
+		outbox.GiftCardLoaded: {giftCards[0], "10.00"}, outbox.GiftCardRedeemed: {giftCards[0], "20.00"},
+		outbox.GiftCardRefunded: {giftCards[0], "5.00"}, outbox.GiftCardTransferred: {giftCards[0], "45.00"},
+		outbox.GiftCardCancelled: {giftCards[2], "30.00"}, outbox.GiftCardExpiring: {giftCards[1], "95.00"},
+		outbox.GiftCardExpired: {giftCards[1], "95.00"},
+	} {
+		require.Equal(t, want, [2]string{byType[typ].SubjectID, byType[typ].Data["amount"].(string)}, typ)
+	}
 	return byType
+}
+
+// giftCards makes every gift card event but the expiry's happen, on cards
+// expiring at expires, and returns the cards' ids: the pair issued
+// together, then the card sold.
+func (b *whBundle) giftCards(t *testing.T, expires time.Time) [3]string {
+	t.Helper()
+	gc := b.app.GiftCards
+	pair, err := gc.IssueGiftCards(b.ctx, giftcards.IssueInput{Count: 2, Amount: opt.Of(decimal.NewFromInt(50)).Ptr(), ExpiresAt: &expires})
+	require.NoError(t, err)
+	sold, err := gc.IssueGiftCards(b.ctx, giftcards.IssueInput{Amount: opt.Of(decimal.NewFromInt(30)).Ptr(), ExpiresAt: &expires, Inactive: true})
+	require.NoError(t, err)
+	ids := [3]string{pair.Cards[0].Card.ID, pair.Cards[1].Card.ID, sold.Cards[0].Card.ID}
+	cards := giftcard.Cards{Dialect: b.db.Dialect, Now: b.clock.Now}
+	require.NoError(t, b.db.InTx(b.ctx, func(tx storage.Tx) error {
+		if _, err := cards.Activate(b.ctx, tx.Ent, ids[2], "sal_gift_card"); err != nil {
+			return err
+		}
+		_, err := cards.Debit(b.ctx, tx.Ent, giftcard.Move{CardID: ids[0], Cents: 2000, SourceKind: giftcardentry.SourceKindOrder, SourceID: "PED-GC-1"})
+		if err != nil {
+			return err
+		}
+		_, err = cards.Refund(b.ctx, tx.Ent, giftcard.Move{CardID: ids[0], Cents: 500, SourceKind: giftcardentry.SourceKindReturn, SourceID: "DEV-GC-1"})
+		return err
+	}))
+	_, err = gc.LoadGiftCard(b.ctx, ids[0], giftcards.LoadInput{Amount: opt.Of(decimal.NewFromInt(10)).Ptr(), LoadID: "RECARGA-1"})
+	require.NoError(t, err)
+	_, err = gc.TransferGiftCard(b.ctx, ids[0], giftcards.TransferInput{ToGiftCardID: ids[1], TransferID: "TRF-1"})
+	require.NoError(t, err)
+	_, err = gc.CancelGiftCard(b.ctx, ids[2], "cartão extraviado")
+	require.NoError(t, err)
+	return ids
 }
 
 // requireEnvelope checks a request carries event ev in the envelope, with

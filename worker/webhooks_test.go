@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app/apptest"
+	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/domain/webhook"
@@ -99,7 +100,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 		require.Len(t, rcv.requests(), len(outbox.Types))
 
 		// The same data through the GraphQL-facing read.
-		conn, err := b.app.Webhooks.WebhookDeliveries(b.ctx, ws.Endpoint.ID, nil, 20)
+		conn, err := b.app.Webhooks.WebhookDeliveries(b.ctx, ws.Endpoint.ID, nil, kernel.MaxPageSize)
 		require.NoError(t, err)
 		require.Len(t, conn.Edges, len(outbox.Types))
 

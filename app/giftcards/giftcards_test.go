@@ -106,7 +106,14 @@ func TestIssueInBulk(t *testing.T) {
 
 		n, err := db.Ent.Event.Query().Where(event.Type("gift_card.issued")).Count(env.Ctx)
 		require.NoError(t, err)
-		require.Equal(t, 300, n, "gift_card.issued for each card")
+		require.Zero(t, n, "unsold cards are stock, not money")
+		active, err := env.App.GiftCards.IssueGiftCards(env.Ctx, giftcards.IssueInput{Count: 3, Amount: reais("20.00")})
+		require.NoError(t, err)
+		ev, err := db.Ent.Event.Query().Where(event.Type("gift_card.issued")).Only(env.Ctx)
+		require.NoError(t, err, "one gift_card.issued a batch")
+		require.Equal(t, *active.BatchID, ev.SubjectID)
+		require.EqualValues(t, 3, ev.Data["count"])
+		require.Len(t, ev.Data["gift_card_ids"], 3)
 	})
 }
 

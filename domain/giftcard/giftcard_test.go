@@ -148,7 +148,7 @@ func TestCardMoves(t *testing.T) {
 		got, err := db.Ent.GiftCard.Get(e.ctx, card)
 		require.NoError(t, err)
 		require.Equal(t, [3]int64{2000, 5000 - 1230, 3230}, [3]int64{got.LoadedCents, got.RedeemedCents, got.BalanceCents})
-		for typ, n := range map[string]int{"gift_card.issued": 1, "gift_card.activated": 1, "gift_card.redeemed": 2,
+		for typ, n := range map[string]int{"gift_card.issued": 0, "gift_card.activated": 1, "gift_card.redeemed": 2,
 			"gift_card.refunded": 1, "gift_card.loaded": 1} {
 			require.Equal(t, n, e.events(t, typ, card), typ)
 		}
@@ -253,6 +253,7 @@ func TestCardExpiry(t *testing.T) {
 		require.ErrorIs(t, err, giftcard.ErrExpired)
 		require.Equal(t, 1, e.events(t, "gift_card.expiring", sold))
 		require.Equal(t, 1, e.events(t, "gift_card.expired", sold))
+		require.Zero(t, e.events(t, "gift_card.expired", unsold), "a card never sold expires silently")
 		require.Zero(t, e.balance(t, sold))
 	})
 }

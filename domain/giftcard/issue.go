@@ -34,9 +34,11 @@ type Issued struct {
 // Issue writes n cards of in, each with a new random code stored as its
 // hash (HashCode) and last four characters; an active card's face value is
 // its first entry (issue), an inactive one holds nothing until activated.
-// It records gift_card.issued for each card. The cards, entries and events
-// are written in a few statements, inside the caller's transaction: the
-// codes are shown once, so either every card of the batch exists or none.
+// Active cards are announced by one gift_card.issued for the batch; an
+// inactive card is stock, not money, until its sale activates it
+// (gift_card.activated). The cards and entries are written in a few
+// statements, inside the caller's transaction: the codes are shown once,
+// so either every card of the batch exists or none.
 func (g Cards) Issue(ctx context.Context, c *ent.Client, in Issue, n int) ([]Issued, error) {
 	now := g.now()
 	switch {
@@ -59,26 +61,29 @@ func (g Cards) Issue(ctx context.Context, c *ent.Client, in Issue, n int) ([]Iss
 			SetExpiresAt(in.ExpiresAt.UTC()).SetNillableActivatedAt(activated).SetStoreCode(in.StoreCode).SetNote(in.Note)
 	}
 	cards, err := c.GiftCard.CreateBulk(creates...).Save(ctx)
-	if err != nil {
+	if err != nil || in.Inactive {
+		for i := range cards {
+			out[i].Card = cards[i]
+		}
+		return out, err
+	}
+	entries := make([]*ent.GiftCardEntryCreate, n)
+	ids := make([]string, n)
+	for i, card := range cards {
+		out[i].Card, ids[i] = card, card.ID
+		entries[i] = newEntry(c, card, Move{SourceKind: giftcardentry.SourceKindCard, SourceID: card.ID,
+			StoreCode: in.StoreCode, Reason: "gift card issued"}, giftcardentry.KindIssue, now).
+			SetAmountCents(in.Cents).SetBalanceAfterCents(in.Cents)
+	}
+	if err := c.GiftCardEntry.CreateBulk(entries...).Exec(ctx); err != nil {
 		return nil, err
 	}
-	var entries []*ent.GiftCardEntryCreate
-	events := make([]*ent.EventCreate, n)
-	for i, card := range cards {
-		out[i].Card = card
-		if !in.Inactive {
-			entries = append(entries, newEntry(c, card, Move{SourceKind: giftcardentry.SourceKindCard, SourceID: card.ID,
-				StoreCode: in.StoreCode, Reason: "gift card issued"}, giftcardentry.KindIssue, now).
-				SetAmountCents(in.Cents).SetBalanceAfterCents(in.Cents))
-		}
-		events[i] = outbox.New(c, now, card.TenantID, outbox.GiftCardIssued, card.ID, eventData(card, map[string]any{
-			"amount": wallet.Reais(in.Cents), "batch_id": card.BatchID,
-		}))
+	subject := cards[0].ID
+	if in.BatchID != nil {
+		subject = *in.BatchID
 	}
-	if len(entries) > 0 {
-		if err := c.GiftCardEntry.CreateBulk(entries...).Exec(ctx); err != nil {
-			return nil, err
-		}
-	}
-	return out, c.Event.CreateBulk(events...).Exec(ctx)
+	return out, outbox.Record(ctx, c, now, cards[0].TenantID, outbox.GiftCardIssued, subject, map[string]any{
+		"batch_id": in.BatchID, "count": n, "gift_card_ids": ids, "amount": wallet.Reais(in.Cents),
+		"customer_id": in.CustomerID, "expires_at": in.ExpiresAt.UTC().Format(time.RFC3339Nano),
+	})
 }

@@ -74,7 +74,8 @@ func (g Cards) Cancel(ctx context.Context, c *ent.Client, cardID, reason string)
 // Expire ends a card whose time has come, active or never activated: what
 // it holds leaves it (an expiration entry), whole. It does nothing for a
 // card not due, expired or cancelled, so a retried job is harmless. It
-// records gift_card.expired.
+// records gift_card.expired when the card loses a balance (a card spent
+// to zero or never sold expires silently, as it was issued).
 func (g Cards) Expire(ctx context.Context, c *ent.Client, cardID string) (*Result, error) {
 	card, err := g.lock(ctx, c, cardID)
 	if err != nil {
@@ -87,8 +88,8 @@ func (g Cards) Expire(ctx context.Context, c *ent.Client, cardID string) (*Resul
 	m := Move{CardID: card.ID, Cents: card.BalanceCents, SourceKind: giftcardentry.SourceKindCard, SourceID: card.ID, Reason: "gift card expired"}
 	res, err := g.end(ctx, c, card, m, giftcardentry.KindExpiration, now,
 		c.GiftCard.UpdateOne(card).SetStatus(entgiftcard.StatusExpired))
-	if err != nil {
-		return nil, err
+	if err != nil || m.Cents == 0 {
+		return res, err
 	}
 	return res, record(ctx, c, now, outbox.GiftCardExpired, res.Card, map[string]any{"amount": wallet.Reais(m.Cents)})
 }

@@ -36,10 +36,11 @@ const (
 	CashbackCredited = "cashback.credited"
 	// CashbackExpiring announces a cashback lot's expiry, as points.expiring.
 	CashbackExpiring = "cashback.expiring"
-	// Gift cards: issued (active, or inactive until its sale activates
-	// it), activated, loaded, spent (redeemed) and refunded, their balance
-	// moved to another card (transferred), withdrawn (cancelled), and their
-	// expiry announced (expiring) and done (expired).
+	// Gift cards: issued active (one event a batch), activated (an
+	// inactive card's sale processed), loaded, spent (redeemed) and
+	// refunded, their balance moved to another card (transferred),
+	// withdrawn (cancelled), and their expiry announced (expiring) and done
+	// (expired).
 	GiftCardIssued      = "gift_card.issued"
 	GiftCardActivated   = "gift_card.activated"
 	GiftCardLoaded      = "gift_card.loaded"
