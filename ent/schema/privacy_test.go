@@ -70,7 +70,7 @@ func (k kind) name(label string) string {
 // when a table with a tenant_id column is missing here.
 func kinds() []kind {
 	return slices.Concat(customerAndCatalogueKinds(), ledgerAndRedemptionKinds(), saleAndImportKinds(),
-		scoreReturnAndWebhookKinds(), walletKinds())
+		scoreReturnAndWebhookKinds(), walletKinds(), giftCardKinds())
 }
 
 func newCampaign(c *ent.Client, name string) *ent.CampaignCreate {
