@@ -320,3 +320,41 @@ func TestCodes(t *testing.T) {
 	require.Len(t, giftcard.HashCode(code), 64)
 	require.NotEqual(t, giftcard.HashCode(code), giftcard.HashCode(giftcard.NewCode()))
 }
+
+// TestCardConcurrentTransfers: 40 transfers between two bearer cards at
+// once, half each way, queue on the cards' locks (taken in the order of
+// their ids) instead of deadlocking; each moves once, and the two balances
+// still add up to what the cards were issued with.
+func TestCardConcurrentTransfers(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		e := newCardEnv(t, db)
+		a, b := e.issue(t, 5000, false).Card.ID, e.issue(t, 5000, false).Card.ID
+		var wg sync.WaitGroup
+		errs := make([]error, 40)
+		for i := range errs {
+			from, to := a, b
+			if i%2 == 1 {
+				from, to = b, a
+			}
+			wg.Go(func() {
+				_, errs[i] = write(e, func(c *ent.Client) (*giftcard.Transferred, error) {
+					return e.cards.Transfer(e.ctx, c, giftcard.Transfer{FromID: from, ToID: to, Cents: 100 + int64(i), TransferID: fmt.Sprintf("T-%d", i)})
+				})
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			require.NoError(t, err, "transfer %d", i)
+		}
+		var out, in int64
+		for i := range errs {
+			if i%2 == 0 {
+				out += 100 + int64(i)
+			} else {
+				in += 100 + int64(i)
+			}
+		}
+		require.Equal(t, [2]int64{5000 - out + in, 5000 + out - in}, [2]int64{e.balance(t, a), e.balance(t, b)})
+	})
+}
