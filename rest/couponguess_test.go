@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -33,49 +34,64 @@ func TestCouponGuessBurst(t *testing.T) {
 		for i := range ids {
 			ids[i] = e.posCustomer(t, posCPF(), posCust{name: fmt.Sprintf("Cliente %d", i)}).ID
 		}
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		answers := map[string]int{}
-		start := make(chan struct{})
-		for i := range customers * each {
-			body, err := json.Marshal(map[string]any{"customer_id": ids[i%customers], "channel": "ecommerce",
+		bodies := make([][]byte, customers*each)
+		for i := range bodies {
+			var err error
+			bodies[i], err = json.Marshal(map[string]any{"customer_id": ids[i%customers], "channel": "ecommerce",
 				"coupon_code": fmt.Sprintf("CHUTE-%04d", i),
 				"cart":        map[string]any{"items": []any{map[string]any{"sku": "A", "quantity": 1, "unit_price": 100}}}})
 			require.NoError(t, err)
-			wg.Go(func() {
-				<-start
-				// A 503 (the database out of connections under the burst, on
-				// a CI machine running every package at once) counts no
-				// guess: the client retries it, as the answer tells it to.
-				answer := "failed"
-				for retry := 0; retry < 20; retry++ {
-					req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/v1/campaigns/validate", bytes.NewReader(body))
-					req.Header.Set("Content-Type", "application/json")
-					req.Header.Set("Authorization", "Bearer "+token)
-					res, err := e.srv.Client().Do(req)
-					if err != nil {
-						break
-					}
-					var out struct{ Error string }
-					_ = json.NewDecoder(res.Body).Decode(&out)
-					_ = res.Body.Close()
-					answer = fmt.Sprintf("%d %s", res.StatusCode, out.Error)
-					if res.StatusCode != http.StatusServiceUnavailable {
-						break
-					}
-					time.Sleep(time.Duration(retry+1) * 50 * time.Millisecond) // backs off after a 503 as a client would
-				}
-				mu.Lock()
-				answers[answer]++
-				mu.Unlock()
-			})
 		}
-		close(start)
-		wg.Wait()
+		answers := burst(e.srv, token, "/v1/campaigns/validate", bodies)
 		limit := campaigns.CouponGuessesPerClient.Limit
 		require.Equal(t, map[string]int{
 			"422 coupon_code_invalid":      limit,
 			"429 coupon_attempts_exceeded": customers*each - limit,
 		}, answers)
 	})
+}
+
+// burst posts every body to path at once with token and counts the
+// answers by status and error code ("429 coupon_attempts_exceeded"); a 429
+// without Retry-After is told apart. A 503 (the database out of
+// connections under the burst, on a CI machine running every package at
+// once) counts no guess: the request is sent again, backing off as a
+// client told to retry would.
+func burst(srv *httptest.Server, token, path string, bodies [][]byte) map[string]int {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	answers := map[string]int{}
+	start := make(chan struct{})
+	for _, body := range bodies {
+		wg.Go(func() {
+			<-start
+			answer := "failed"
+			for retry := 0; retry < 20; retry++ {
+				req, _ := http.NewRequest(http.MethodPost, srv.URL+path, bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+token)
+				res, err := srv.Client().Do(req)
+				if err != nil {
+					break
+				}
+				var out struct{ Error string }
+				_ = json.NewDecoder(res.Body).Decode(&out)
+				_ = res.Body.Close()
+				answer = fmt.Sprintf("%d %s", res.StatusCode, out.Error)
+				if res.StatusCode == http.StatusTooManyRequests && res.Header.Get("Retry-After") == "" {
+					answer += " without Retry-After"
+				}
+				if res.StatusCode != http.StatusServiceUnavailable {
+					break
+				}
+				time.Sleep(time.Duration(retry+1) * 50 * time.Millisecond)
+			}
+			mu.Lock()
+			answers[answer]++
+			mu.Unlock()
+		})
+	}
+	close(start)
+	wg.Wait()
+	return answers
 }

@@ -1,15 +1,11 @@
 package rest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
@@ -150,45 +146,13 @@ func TestGiftCardGuessBurst(t *testing.T) {
 		const lookups = 400
 		limit := giftcards.GiftCardGuessesPerClient.Limit
 		require.Less(t, limit, lookups)
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		answers := map[string]int{}
-		start := make(chan struct{})
-		for range lookups {
-			body, err := json.Marshal(map[string]string{"code": giftcard.FormatCode(giftcard.NewCode())})
+		bodies := make([][]byte, lookups)
+		for i := range bodies {
+			var err error
+			bodies[i], err = json.Marshal(map[string]string{"code": giftcard.FormatCode(giftcard.NewCode())})
 			require.NoError(t, err)
-			wg.Go(func() {
-				<-start
-				// A 503 (the database out of connections under the burst)
-				// counts no guess: the client retries it, as it is told to.
-				answer := "failed"
-				for retry := 0; retry < 20; retry++ {
-					req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/v1/gift-cards/lookup", bytes.NewReader(body))
-					req.Header.Set("Content-Type", "application/json")
-					req.Header.Set("Authorization", "Bearer "+token)
-					res, err := e.srv.Client().Do(req)
-					if err != nil {
-						break
-					}
-					var out struct{ Error string }
-					_ = json.NewDecoder(res.Body).Decode(&out)
-					_ = res.Body.Close()
-					answer = fmt.Sprintf("%d %s", res.StatusCode, out.Error)
-					if res.StatusCode == http.StatusTooManyRequests && res.Header.Get("Retry-After") == "" {
-						answer += " without Retry-After"
-					}
-					if res.StatusCode != http.StatusServiceUnavailable {
-						break
-					}
-					time.Sleep(time.Duration(retry+1) * 50 * time.Millisecond) // backs off after a 503 as a client would
-				}
-				mu.Lock()
-				answers[answer]++
-				mu.Unlock()
-			})
 		}
-		close(start)
-		wg.Wait()
+		answers := burst(e.srv, token, "/v1/gift-cards/lookup", bodies)
 		require.Equal(t, map[string]int{
 			"404 not_found":                   limit,
 			"429 gift_card_attempts_exceeded": lookups - limit,

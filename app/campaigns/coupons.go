@@ -300,7 +300,7 @@ func (a *Service) CouponOf(ctx context.Context, code, customerKey string) (*ent.
 		ratelimit.Key{Name: "customer\x00" + v.TenantID + "\x00" + customerKey, Quota: CouponGuessesPerCustomer},
 		ratelimit.Key{Name: "client\x00" + v.TenantID + "\x00" + v.Subject, Quota: CouponGuessesPerClient})
 	if !d.Allowed {
-		return nil, &apperr.Error{Kind: apperr.KindRateLimited, Code: "coupon_attempts_exceeded", Field: "coupon_code",
+		return nil, &apperr.Error{Kind: apperr.KindRateLimited, Code: "coupon_attempts_exceeded", Field: "coupon_code", RetryAfter: d.RetryAfter,
 			Message: "too many unknown coupon codes; retry in " + d.RetryAfter.Round(time.Second).String()}
 	}
 	normalized := NormalizeCouponCode(code)
