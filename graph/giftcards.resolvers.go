@@ -48,14 +48,8 @@ func (r *giftCardEntryResolver) BalanceAfter(ctx context.Context, obj *ent.GiftC
 
 // IssueGiftCards is the resolver for the issueGiftCards field.
 func (r *mutationResolver) IssueGiftCards(ctx context.Context, input generated.IssueGiftCardsInput) (*generated.IssuedGiftCards, error) {
-	in := giftcards.IssueInput{Amount: &input.Amount, ExpiresAt: input.ExpiresAt, Inactive: input.Inactive != nil && *input.Inactive,
+	in := giftcards.IssueInput{Count: input.Count, Amount: &input.Amount, ExpiresAt: input.ExpiresAt, Inactive: deref(input.Inactive),
 		CustomerID: deref(input.CustomerID), StoreCode: deref(input.StoreCode), Note: deref(input.Note)}
-	if input.Count != nil {
-		in.Count = *input.Count
-		if in.Count == 0 {
-			in.Count = -1 // an explicit 0 is refused, not read as the default
-		}
-	}
 	issued, err := r.app.GiftCards.IssueGiftCards(ctx, in)
 	if err != nil {
 		return nil, err

@@ -11,7 +11,7 @@ import (
 // readIssue reads POST /v1/gift-cards: one card, or count of them.
 func readIssue(b *binder) giftcards.IssueInput {
 	body := jsonBody[struct {
-		Count      int         `json:"count"`
+		Count      *int        `json:"count"`
 		Amount     *jsonNumber `json:"amount"`
 		ExpiresAt  string      `json:"expires_at"`
 		Inactive   bool        `json:"inactive"`

@@ -114,6 +114,7 @@ func TestGiftCardsOverREST(t *testing.T) {
 			{"binding to another customer", http.MethodPost, "/v1/gift-cards/" + a.GiftCard.ID + "/bind",
 				map[string]any{"customer_id": e.ptsCustomer(t, e.tenantID, "Ivo")}, http.StatusConflict, "gift_card_bound_to_another", ""},
 			{"an unknown status", http.MethodGet, "/v1/gift-cards?status=lost", nil, http.StatusUnprocessableEntity, "validation_error", "status"},
+			{"no cards", http.MethodPost, "/v1/gift-cards", map[string]any{"amount": 10, "count": 0}, http.StatusUnprocessableEntity, "validation_error", "count"},
 		} {
 			r := do(c.method, c.path, c.body)
 			if c.code == "validation_error" {

@@ -467,7 +467,7 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 func (b *whBundle) giftCards(t *testing.T, expires time.Time) [3]string {
 	t.Helper()
 	gc := b.app.GiftCards
-	pair, err := gc.IssueGiftCards(b.ctx, giftcards.IssueInput{Count: 2, Amount: opt.Of(decimal.NewFromInt(50)).Ptr(), ExpiresAt: &expires})
+	pair, err := gc.IssueGiftCards(b.ctx, giftcards.IssueInput{Count: new(2), Amount: opt.Of(decimal.NewFromInt(50)).Ptr(), ExpiresAt: &expires})
 	require.NoError(t, err)
 	sold, err := gc.IssueGiftCards(b.ctx, giftcards.IssueInput{Amount: opt.Of(decimal.NewFromInt(30)).Ptr(), ExpiresAt: &expires, Inactive: true})
 	require.NoError(t, err)

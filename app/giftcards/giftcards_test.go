@@ -48,11 +48,11 @@ func TestIssueRefusals(t *testing.T) {
 			{giftcards.IssueInput{Amount: reais("0")}, "amount"},
 			{giftcards.IssueInput{Amount: reais("10.001")}, "amount"},
 			{giftcards.IssueInput{Amount: reais("100000.01")}, "amount"},
-			{giftcards.IssueInput{Amount: reais("50"), Count: giftcards.MaxIssuedAtOnce + 1}, "count"},
-			{giftcards.IssueInput{Amount: reais("50"), Count: -1}, "count"},
+			{giftcards.IssueInput{Amount: reais("50"), Count: new(giftcards.MaxIssuedAtOnce + 1)}, "count"},
+			{giftcards.IssueInput{Amount: reais("50"), Count: new(0)}, "count"},
 			{giftcards.IssueInput{Amount: reais("50"), ExpiresAt: &past}, "expires_at"},
 			{giftcards.IssueInput{Amount: reais("50"), ExpiresAt: &far}, "expires_at"},
-			{giftcards.IssueInput{Amount: reais("50"), Count: 2, CustomerID: "cus_x"}, "customer_id"},
+			{giftcards.IssueInput{Amount: reais("50"), Count: new(2), CustomerID: "cus_x"}, "customer_id"},
 			{giftcards.IssueInput{Amount: reais("50"), Note: strings.Repeat("n", 201)}, "note"},
 		} {
 			_, err := env.App.GiftCards.IssueGiftCards(env.Ctx, c.in)
@@ -74,7 +74,7 @@ func TestIssueInBulk(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		env := apptest.New(t, db, apptest.WithTenant("Loja Presentes"))
 		other := env.Tenant(t, "Loja Vizinha")
-		issued, err := env.App.GiftCards.IssueGiftCards(env.Ctx, giftcards.IssueInput{Count: 300, Amount: reais("50.00"), Inactive: true, Note: "Natal"})
+		issued, err := env.App.GiftCards.IssueGiftCards(env.Ctx, giftcards.IssueInput{Count: new(300), Amount: reais("50.00"), Inactive: true, Note: "Natal"})
 		require.NoError(t, err)
 		require.NotNil(t, issued.BatchID)
 		require.Len(t, issued.Cards, 300)
@@ -107,7 +107,7 @@ func TestIssueInBulk(t *testing.T) {
 		n, err := db.Ent.Event.Query().Where(event.Type("gift_card.issued")).Count(env.Ctx)
 		require.NoError(t, err)
 		require.Zero(t, n, "unsold cards are stock, not money")
-		active, err := env.App.GiftCards.IssueGiftCards(env.Ctx, giftcards.IssueInput{Count: 3, Amount: reais("20.00")})
+		active, err := env.App.GiftCards.IssueGiftCards(env.Ctx, giftcards.IssueInput{Count: new(3), Amount: reais("20.00")})
 		require.NoError(t, err)
 		ev, err := db.Ent.Event.Query().Where(event.Type("gift_card.issued")).Only(env.Ctx)
 		require.NoError(t, err, "one gift_card.issued a batch")

@@ -27,9 +27,9 @@ const (
 	maxValidity = 10 // years
 )
 
-// IssueInput issues Count cards (1 when 0) of Amount R$ each.
+// IssueInput issues Count cards (1 when nil) of Amount R$ each.
 type IssueInput struct {
-	Count     int
+	Count     *int
 	Amount    *decimal.Decimal
 	ExpiresAt *time.Time // nil: DefaultValidity months after issue
 	// Inactive cards are issued to be sold: they hold nothing until the
@@ -63,12 +63,14 @@ func Cents(p *apperr.Problems, field string, amount *decimal.Decimal) int64 {
 	return 0
 }
 
-func (in *IssueInput) validate(now time.Time) (giftcard.Issue, error) {
+// validate reads in as the cards to issue and how many.
+func (in IssueInput) validate(now time.Time) (giftcard.Issue, int, error) {
 	var p apperr.Problems
-	if in.Count == 0 {
-		in.Count = 1
+	n := 1
+	if in.Count != nil {
+		n = *in.Count
 	}
-	if in.Count < 1 || in.Count > MaxIssuedAtOnce {
+	if n < 1 || n > MaxIssuedAtOnce {
 		p.Add("count", "must be between 1 and %d", MaxIssuedAtOnce)
 	}
 	issue := giftcard.Issue{Cents: Cents(&p, "amount", in.Amount), Inactive: in.Inactive, StoreCode: in.StoreCode, Note: in.Note}
@@ -82,7 +84,7 @@ func (in *IssueInput) validate(now time.Time) (giftcard.Issue, error) {
 	}
 	if in.CustomerID != "" {
 		kernel.RequireID(&p, "customer_id", in.CustomerID)
-		if in.Count > 1 {
+		if n > 1 {
 			p.Add("customer_id", "binds one card: issue bound cards one at a time")
 		}
 		issue.CustomerID = &in.CustomerID
@@ -93,10 +95,10 @@ func (in *IssueInput) validate(now time.Time) (giftcard.Issue, error) {
 	if len(in.Note) > 200 {
 		p.Add("note", "must be at most 200 characters")
 	}
-	if in.Count > 1 {
+	if n > 1 {
 		issue.BatchID = new(pid.New(pid.GiftCardBatch))
 	}
-	return issue, p.Err()
+	return issue, n, p.Err()
 }
 
 // IssueGiftCards issues in.Count cards in one transaction, each with a new
@@ -110,7 +112,7 @@ func (a *Service) IssueGiftCards(ctx context.Context, in IssueInput) (*IssuedCar
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
-	issue, err := in.validate(a.k.Stamp())
+	issue, n, err := in.validate(a.k.Stamp())
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +124,7 @@ func (a *Service) IssueGiftCards(ctx context.Context, in IssueInput) (*IssuedCar
 			}
 		}
 		var err error
-		out.Cards, err = a.cards().Issue(ctx, tx.Ent, issue, in.Count)
+		out.Cards, err = a.cards().Issue(ctx, tx.Ent, issue, n)
 		return err
 	})
 	if err != nil {

@@ -27,7 +27,7 @@ func newGiftCardsCommand(g *globals) *cobra.Command {
 			"code: only its hash and last four characters are kept, so the output is the only copy of the codes. "+
 			"--inactive issues cards to be sold at a till, spendable once their sale is processed.", giftcards.MaxIssuedAtOnce),
 		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
-			in := giftcards.IssueInput{Count: count, Inactive: inactive, Note: note, StoreCode: store}
+			in := giftcards.IssueInput{Count: &count, Inactive: inactive, Note: note, StoreCode: store}
 			v, err := decimal.NewFromString(amount)
 			if err != nil {
 				return fmt.Errorf("--amount %q is not an amount in R$, such as 50.00", amount)
