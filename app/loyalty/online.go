@@ -22,8 +22,8 @@ import (
 // asking again for it answers the same hold.
 const orderSession = ChannelEcommerce + ":"
 
-// OrderHoldInput is POST /v1/points/holds: reserve the points that pay
-// Amount (R$) of the customer's online order.
+// OrderHoldInput asks to reserve the points that pay Amount (R$) of the
+// customer's online order OrderID.
 type OrderHoldInput struct {
 	CustomerID  string
 	OrderID     string
@@ -89,8 +89,8 @@ func orderAmount(p *apperr.Problems, v *decimal.Decimal, required bool) {
 	}
 }
 
-// CaptureInput is POST /v1/points/holds/{id}/capture: the order the hold
-// pays is placed, for OrderAmount in all.
+// CaptureInput says the order a hold pays is placed, for OrderAmount in
+// all.
 type CaptureInput struct {
 	OrderID     string
 	OrderAmount *decimal.Decimal

@@ -17,8 +17,8 @@ import (
 	"github.com/fideliza/fideliza/storage"
 )
 
-// ReverseInput is POST /points/reverse: a refund of an order, whole
-// (Amount nil) or of Amount in R$.
+// ReverseInput is a refund of an order, whole (Amount nil) or of Amount in
+// R$.
 type ReverseInput struct {
 	CustomerID, OrderID, ReversalID string
 	Amount                          *decimal.Decimal
