@@ -3,6 +3,8 @@ package kernel
 import (
 	"strings"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/guard"
 	"github.com/fideliza/fideliza/ent"
@@ -39,6 +41,22 @@ func RequireID(p *apperr.Problems, field, v string) {
 		p.Add(field, "is required")
 	case len(v) > MaxIDLength:
 		p.Add(field, "must be at most %d characters", MaxIDLength)
+	}
+}
+
+// MaxOrderAmount bounds an order's value in R$: far above any order,
+// within the amount columns.
+const MaxOrderAmount = 1_000_000_000
+
+// CheckOrderAmount adds a problem of field when v, an order's payable
+// value, is not positive, not in whole cents or above MaxOrderAmount, or is
+// missing though required.
+func CheckOrderAmount(p *apperr.Problems, field string, v *decimal.Decimal, required bool) {
+	switch {
+	case v == nil && required:
+		p.Add(field, "is required")
+	case v != nil && (!v.IsPositive() || !v.Equal(v.Truncate(2)) || v.GreaterThan(decimal.NewFromInt(MaxOrderAmount))):
+		p.Add(field, "must be positive, in whole cents, at most %d", MaxOrderAmount)
 	}
 }
 

@@ -62,7 +62,7 @@ func (a *Service) HoldOrderPoints(ctx context.Context, in OrderHoldInput) (*Orde
 	if in.Amount == nil {
 		p.Add("amount", "is required")
 	}
-	orderAmount(&p, in.OrderAmount, false)
+	kernel.CheckOrderAmount(&p, "order_amount", in.OrderAmount, false)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -76,17 +76,6 @@ func (a *Service) HoldOrderPoints(ctx context.Context, in OrderHoldInput) (*Orde
 		return nil, err
 	}
 	return &OrderHold{Hold: hold, OrderID: in.OrderID, Replayed: replayed}, nil
-}
-
-// orderAmount checks an order's value: positive, in whole cents, required
-// when required.
-func orderAmount(p *apperr.Problems, v *decimal.Decimal, required bool) {
-	switch {
-	case v == nil && required:
-		p.Add("order_amount", "is required")
-	case v != nil && (!v.IsPositive() || !v.Equal(v.Truncate(2)) || v.GreaterThan(decimal.NewFromInt(maxOrderAmount))):
-		p.Add("order_amount", "must be positive, in whole cents, at most %d", maxOrderAmount)
-	}
 }
 
 // CaptureInput is POST /v1/points/holds/{id}/capture: the order the hold
@@ -142,7 +131,7 @@ func (a *Service) CaptureOrderPoints(ctx context.Context, id string, in CaptureI
 	}
 	var p apperr.Problems
 	kernel.RequireID(&p, "order_id", in.OrderID)
-	orderAmount(&p, in.OrderAmount, true)
+	kernel.CheckOrderAmount(&p, "order_amount", in.OrderAmount, true)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
