@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/domain/wallet"
-	"github.com/fideliza/fideliza/ent/wallethold"
 	"github.com/fideliza/fideliza/ent/walletentry"
+	"github.com/fideliza/fideliza/ent/wallethold"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/viewer"
@@ -38,7 +38,9 @@ func TestOnlineCashbackHolds(t *testing.T) {
 				SourceKind: walletentry.SourceKindRedemption, SourceID: &source, Reason: "cashback of Cashback 10%"})
 			return err
 		}))
-		post := func(path, token string, body map[string]any) apiResp { return e.ptsDo(t, http.MethodPost, path, token, body) }
+		post := func(path, token string, body map[string]any) apiResp {
+			return e.ptsDo(t, http.MethodPost, path, token, body)
+		}
 		hold := func(order, amount string) apiResp {
 			return post("/v1/wallets/holds", e.token, map[string]any{"customer_id": cust, "wallet": "cashback",
 				"order_id": order, "amount": json.Number(amount), "order_amount": json.Number("120.00")})

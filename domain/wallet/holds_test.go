@@ -12,8 +12,8 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/event"
-	"github.com/fideliza/fideliza/ent/wallethold"
 	"github.com/fideliza/fideliza/ent/walletentry"
+	"github.com/fideliza/fideliza/ent/wallethold"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -99,7 +99,9 @@ func TestWalletHoldsAtTheTill(t *testing.T) {
 			"amount": "6.00", "channel": "pdv", "store_code": "LOJA-01", "sale_id": "sal_1", "balance_after": "4.00"}, spent.Data)
 
 		refund := func() (*wallet.Result, error) {
-			return e.write(func(c *ent.Client) (*wallet.Result, error) { return e.wallets.RefundHold(e.ctx, c, h.ID, "sale cancelled") })
+			return e.write(func(c *ent.Client) (*wallet.Result, error) {
+				return e.wallets.RefundHold(e.ctx, c, h.ID, "sale cancelled")
+			})
 		}
 		r, err = refund()
 		require.NoError(t, err)
