@@ -60,6 +60,15 @@ func CheckOrderAmount(p *apperr.Problems, field string, v *decimal.Decimal, requ
 	}
 }
 
+// CheckCapture refuses the capture of an online order's hold (points or a
+// wallet's) without the order's id or its payable value.
+func CheckCapture(orderID string, orderAmount *decimal.Decimal) error {
+	var p apperr.Problems
+	RequireID(&p, "order_id", orderID)
+	CheckOrderAmount(&p, "order_amount", orderAmount, true)
+	return p.Err()
+}
+
 // NotFoundAs turns ent's not-found error into the operations' one.
 func NotFoundAs(err error, what string) error {
 	if ent.IsNotFound(err) {

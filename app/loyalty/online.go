@@ -129,10 +129,7 @@ func (a *Service) CaptureOrderPoints(ctx context.Context, id string, in CaptureI
 	if err := kernel.Guarded("id", id, "", in); err != nil {
 		return nil, err
 	}
-	var p apperr.Problems
-	kernel.RequireID(&p, "order_id", in.OrderID)
-	kernel.CheckOrderAmount(&p, "order_amount", in.OrderAmount, true)
-	if err := p.Err(); err != nil {
+	if err := kernel.CheckCapture(in.OrderID, in.OrderAmount); err != nil {
 		return nil, err
 	}
 	tenant, err := a.k.TenantSettings(ctx)
