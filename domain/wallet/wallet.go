@@ -3,7 +3,9 @@
 // for the programme's pending period and expiring after its validity; a
 // debit spends the lots expiring first and never goes below zero; a lot
 // expires by itself; a reversal takes back from the balance as far as it
-// goes and owes the rest as a debt the next credits settle. The wallet's
+// goes and owes the rest as a debt the next credits settle; a hold reserves
+// cents a sale or an order then spends once, or gives back in a refund
+// (holds.go). The wallet's
 // balance plus its pending cents is the sum of its lots' remaining cents,
 // and that less the debt is the sum of its entries. Each function runs
 // inside the caller's transaction (c is bound to it) and locks the customer
