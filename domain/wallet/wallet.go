@@ -5,12 +5,11 @@
 // expires by itself; a reversal takes back from the balance as far as it
 // goes and owes the rest as a debt the next credits settle; a hold reserves
 // cents a sale or an order then spends once, or gives back in a refund
-// (holds.go). The wallet's
-// balance plus its pending cents is the sum of its lots' remaining cents,
-// and that less the debt is the sum of its entries. Each function runs
-// inside the caller's transaction (c is bound to it) and locks the customer
-// first (the lock the points ledger takes), so the moves of one customer
-// are serialised.
+// (holds.go). The wallet's balance plus its pending cents is the sum of its
+// lots' remaining cents, and that less the debt is the sum of its entries.
+// Each function runs inside the caller's transaction (c is bound to it) and
+// locks the customer first (the lock the points ledger takes), so the moves
+// of one customer are serialised.
 package wallet
 
 import (
