@@ -62,7 +62,7 @@ func (a *Service) HoldOrderPoints(ctx context.Context, in OrderHoldInput) (*Orde
 	if in.Amount == nil {
 		p.Add("amount", "is required")
 	}
-	orderAmount(&p, in.OrderAmount, false)
+	kernel.CheckOrderAmount(&p, "order_amount", in.OrderAmount, false)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -76,17 +76,6 @@ func (a *Service) HoldOrderPoints(ctx context.Context, in OrderHoldInput) (*Orde
 		return nil, err
 	}
 	return &OrderHold{Hold: hold, OrderID: in.OrderID, Replayed: replayed}, nil
-}
-
-// orderAmount checks an order's value: positive, in whole cents, required
-// when required.
-func orderAmount(p *apperr.Problems, v *decimal.Decimal, required bool) {
-	switch {
-	case v == nil && required:
-		p.Add("order_amount", "is required")
-	case v != nil && (!v.IsPositive() || !v.Equal(v.Truncate(2)) || v.GreaterThan(decimal.NewFromInt(maxOrderAmount))):
-		p.Add("order_amount", "must be positive, in whole cents, at most %d", maxOrderAmount)
-	}
 }
 
 // CaptureInput says the order a hold pays is placed, for OrderAmount in
@@ -140,10 +129,7 @@ func (a *Service) CaptureOrderPoints(ctx context.Context, id string, in CaptureI
 	if err := kernel.Guarded("id", id, "", in); err != nil {
 		return nil, err
 	}
-	var p apperr.Problems
-	kernel.RequireID(&p, "order_id", in.OrderID)
-	orderAmount(&p, in.OrderAmount, true)
-	if err := p.Err(); err != nil {
+	if err := kernel.CheckCapture(in.OrderID, in.OrderAmount); err != nil {
 		return nil, err
 	}
 	tenant, err := a.k.TenantSettings(ctx)

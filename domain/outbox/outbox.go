@@ -36,6 +36,12 @@ const (
 	CashbackCredited = "cashback.credited"
 	// CashbackExpiring announces a cashback lot's expiry, as points.expiring.
 	CashbackExpiring = "cashback.expiring"
+	// CashbackSpent says R$ of the cashback wallet paid a sale or an order:
+	// a hold was debited.
+	CashbackSpent = "cashback.spent"
+	// CashbackRefunded says R$ a payment spent came back to the cashback
+	// wallet (its order rolled back).
+	CashbackRefunded = "cashback.refunded"
 )
 
 // Event types of the live feed only (GraphQL subscriptions), which webhook
@@ -55,7 +61,7 @@ var LiveTypes = []string{RedemptionCreated, CustomerImportProgressed}
 // Types lists every event type, the ones webhook endpoints subscribe to.
 var Types = []string{CustomerLevelChanged, CustomerLevelWillDowngrade, PointsExpiring, CampaignActivated, SaleProcessed,
 	SaleReturned, SaleCancelled, PointsReversed, RedemptionRolledBack, CustomerErased, CustomerConsentChanged, PointsSpent,
-	CashbackCredited, CashbackExpiring}
+	CashbackCredited, CashbackExpiring, CashbackSpent, CashbackRefunded}
 
 // Record writes an event of tenantID through c, the transaction's client.
 func Record(ctx context.Context, c *ent.Client, at time.Time, tenantID, typ, subjectID string, data map[string]any) error {
