@@ -47,6 +47,7 @@ import (
 	"github.com/fideliza/fideliza/ent/validationtoken"
 	"github.com/fideliza/fideliza/ent/wallet"
 	"github.com/fideliza/fideliza/ent/walletentry"
+	"github.com/fideliza/fideliza/ent/wallethold"
 	"github.com/fideliza/fideliza/ent/walletlot"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
@@ -138,6 +139,8 @@ type Client struct {
 	Wallet *WalletClient
 	// WalletEntry is the client for interacting with the WalletEntry builders.
 	WalletEntry *WalletEntryClient
+	// WalletHold is the client for interacting with the WalletHold builders.
+	WalletHold *WalletHoldClient
 	// WalletLot is the client for interacting with the WalletLot builders.
 	WalletLot *WalletLotClient
 	// WebhookAttempt is the client for interacting with the WebhookAttempt builders.
@@ -196,6 +199,7 @@ func (c *Client) init() {
 	c.ValidationToken = NewValidationTokenClient(c.config)
 	c.Wallet = NewWalletClient(c.config)
 	c.WalletEntry = NewWalletEntryClient(c.config)
+	c.WalletHold = NewWalletHoldClient(c.config)
 	c.WalletLot = NewWalletLotClient(c.config)
 	c.WebhookAttempt = NewWebhookAttemptClient(c.config)
 	c.WebhookDelivery = NewWebhookDeliveryClient(c.config)
@@ -331,6 +335,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		ValidationToken:        NewValidationTokenClient(cfg),
 		Wallet:                 NewWalletClient(cfg),
 		WalletEntry:            NewWalletEntryClient(cfg),
+		WalletHold:             NewWalletHoldClient(cfg),
 		WalletLot:              NewWalletLotClient(cfg),
 		WebhookAttempt:         NewWebhookAttemptClient(cfg),
 		WebhookDelivery:        NewWebhookDeliveryClient(cfg),
@@ -393,6 +398,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		ValidationToken:        NewValidationTokenClient(cfg),
 		Wallet:                 NewWalletClient(cfg),
 		WalletEntry:            NewWalletEntryClient(cfg),
+		WalletHold:             NewWalletHoldClient(cfg),
 		WalletLot:              NewWalletLotClient(cfg),
 		WebhookAttempt:         NewWebhookAttemptClient(cfg),
 		WebhookDelivery:        NewWebhookDeliveryClient(cfg),
@@ -432,7 +438,8 @@ func (c *Client) Use(hooks ...Hook) {
 		c.IdempotencyKey, c.PointsEntry, c.PointsHold, c.PointsLot, c.Product,
 		c.Redemption, c.Sale, c.SaleItem, c.SalePayment, c.SaleReturn, c.Segment,
 		c.SigningKey, c.Store, c.Tenant, c.ValidationToken, c.Wallet, c.WalletEntry,
-		c.WalletLot, c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
+		c.WalletHold, c.WalletLot, c.WebhookAttempt, c.WebhookDelivery,
+		c.WebhookEndpoint,
 	} {
 		n.Use(hooks...)
 	}
@@ -450,8 +457,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.RollupCampaignDay, c.RollupCustomerDay, c.RollupCustomerStore,
 		c.RollupPointsDay, c.RollupSalesDay, c.Sale, c.SaleItem, c.SalePayment,
 		c.SaleReturn, c.Segment, c.SigningKey, c.Store, c.Tenant, c.ValidationToken,
-		c.Wallet, c.WalletEntry, c.WalletLot, c.WebhookAttempt, c.WebhookDelivery,
-		c.WebhookEndpoint,
+		c.Wallet, c.WalletEntry, c.WalletHold, c.WalletLot, c.WebhookAttempt,
+		c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -524,6 +531,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Wallet.mutate(ctx, m)
 	case *WalletEntryMutation:
 		return c.WalletEntry.mutate(ctx, m)
+	case *WalletHoldMutation:
+		return c.WalletHold.mutate(ctx, m)
 	case *WalletLotMutation:
 		return c.WalletLot.mutate(ctx, m)
 	case *WebhookAttemptMutation:
@@ -6220,6 +6229,172 @@ func (c *WalletEntryClient) mutate(ctx context.Context, m *WalletEntryMutation) 
 	}
 }
 
+// WalletHoldClient is a client for the WalletHold schema.
+type WalletHoldClient struct {
+	config
+}
+
+// NewWalletHoldClient returns a client for the WalletHold from the given config.
+func NewWalletHoldClient(c config) *WalletHoldClient {
+	return &WalletHoldClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `wallethold.Hooks(f(g(h())))`.
+func (c *WalletHoldClient) Use(hooks ...Hook) {
+	c.hooks.WalletHold = append(c.hooks.WalletHold, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `wallethold.Intercept(f(g(h())))`.
+func (c *WalletHoldClient) Intercept(interceptors ...Interceptor) {
+	c.inters.WalletHold = append(c.inters.WalletHold, interceptors...)
+}
+
+// Create returns a builder for creating a WalletHold entity.
+func (c *WalletHoldClient) Create() *WalletHoldCreate {
+	mutation := newWalletHoldMutation(c.config, OpCreate)
+	return &WalletHoldCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of WalletHold entities.
+func (c *WalletHoldClient) CreateBulk(builders ...*WalletHoldCreate) *WalletHoldCreateBulk {
+	return &WalletHoldCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *WalletHoldClient) MapCreateBulk(slice any, setFunc func(*WalletHoldCreate, int)) *WalletHoldCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &WalletHoldCreateBulk{err: fmt.Errorf("calling to WalletHoldClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*WalletHoldCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &WalletHoldCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for WalletHold.
+func (c *WalletHoldClient) Update() *WalletHoldUpdate {
+	mutation := newWalletHoldMutation(c.config, OpUpdate)
+	return &WalletHoldUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *WalletHoldClient) UpdateOne(_m *WalletHold) *WalletHoldUpdateOne {
+	mutation := newWalletHoldMutation(c.config, OpUpdateOne, withWalletHold(_m))
+	return &WalletHoldUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *WalletHoldClient) UpdateOneID(id string) *WalletHoldUpdateOne {
+	mutation := newWalletHoldMutation(c.config, OpUpdateOne, withWalletHoldID(id))
+	return &WalletHoldUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for WalletHold.
+func (c *WalletHoldClient) Delete() *WalletHoldDelete {
+	mutation := newWalletHoldMutation(c.config, OpDelete)
+	return &WalletHoldDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *WalletHoldClient) DeleteOne(_m *WalletHold) *WalletHoldDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *WalletHoldClient) DeleteOneID(id string) *WalletHoldDeleteOne {
+	builder := c.Delete().Where(wallethold.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &WalletHoldDeleteOne{builder}
+}
+
+// Query returns a query builder for WalletHold.
+func (c *WalletHoldClient) Query() *WalletHoldQuery {
+	return &WalletHoldQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeWalletHold},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a WalletHold entity by its id.
+func (c *WalletHoldClient) Get(ctx context.Context, id string) (*WalletHold, error) {
+	return c.Query().Where(wallethold.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *WalletHoldClient) GetX(ctx context.Context, id string) *WalletHold {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a WalletHold.
+func (c *WalletHoldClient) QueryTenant(_m *WalletHold) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(wallethold.Table, wallethold.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, wallethold.TenantTable, wallethold.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryCustomer queries the customer edge of a WalletHold.
+func (c *WalletHoldClient) QueryCustomer(_m *WalletHold) *CustomerQuery {
+	query := (&CustomerClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(wallethold.Table, wallethold.FieldID, id),
+			sqlgraph.To(customer.Table, customer.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, wallethold.CustomerTable, wallethold.CustomerColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *WalletHoldClient) Hooks() []Hook {
+	hooks := c.hooks.WalletHold
+	return append(hooks[:len(hooks):len(hooks)], wallethold.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *WalletHoldClient) Interceptors() []Interceptor {
+	return c.inters.WalletHold
+}
+
+func (c *WalletHoldClient) mutate(ctx context.Context, m *WalletHoldMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&WalletHoldCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&WalletHoldUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&WalletHoldUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&WalletHoldDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown WalletHold mutation op: %q", m.Op())
+	}
+}
+
 // WalletLotClient is a client for the WalletLot schema.
 type WalletLotClient struct {
 	config
@@ -6940,7 +7115,7 @@ type (
 		CustomerScore, Event, GiftCard, GiftCardEntry, IdempotencyKey, PointsEntry,
 		PointsHold, PointsLot, Product, Redemption, Sale, SaleItem, SalePayment,
 		SaleReturn, Segment, SigningKey, Store, Tenant, ValidationToken, Wallet,
-		WalletEntry, WalletLot, WebhookAttempt, WebhookDelivery,
+		WalletEntry, WalletHold, WalletLot, WebhookAttempt, WebhookDelivery,
 		WebhookEndpoint []ent.Hook
 	}
 	inters struct {
@@ -6951,7 +7126,7 @@ type (
 		RollupCampaignCustomer, RollupCampaignDay, RollupCustomerDay,
 		RollupCustomerStore, RollupPointsDay, RollupSalesDay, Sale, SaleItem,
 		SalePayment, SaleReturn, Segment, SigningKey, Store, Tenant, ValidationToken,
-		Wallet, WalletEntry, WalletLot, WebhookAttempt, WebhookDelivery,
+		Wallet, WalletEntry, WalletHold, WalletLot, WebhookAttempt, WebhookDelivery,
 		WebhookEndpoint []ent.Interceptor
 	}
 )

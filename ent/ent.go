@@ -51,6 +51,7 @@ import (
 	"github.com/fideliza/fideliza/ent/validationtoken"
 	"github.com/fideliza/fideliza/ent/wallet"
 	"github.com/fideliza/fideliza/ent/walletentry"
+	"github.com/fideliza/fideliza/ent/wallethold"
 	"github.com/fideliza/fideliza/ent/walletlot"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
@@ -154,6 +155,7 @@ func checkColumn(t, c string) error {
 			validationtoken.Table:        validationtoken.ValidColumn,
 			wallet.Table:                 wallet.ValidColumn,
 			walletentry.Table:            walletentry.ValidColumn,
+			wallethold.Table:             wallethold.ValidColumn,
 			walletlot.Table:              walletlot.ValidColumn,
 			webhookattempt.Table:         webhookattempt.ValidColumn,
 			webhookdelivery.Table:        webhookdelivery.ValidColumn,

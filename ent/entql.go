@@ -43,6 +43,7 @@ import (
 	"github.com/fideliza/fideliza/ent/validationtoken"
 	"github.com/fideliza/fideliza/ent/wallet"
 	"github.com/fideliza/fideliza/ent/walletentry"
+	"github.com/fideliza/fideliza/ent/wallethold"
 	"github.com/fideliza/fideliza/ent/walletlot"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
@@ -56,7 +57,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 43)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 44)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apiclient.Table,
@@ -891,6 +892,9 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldTimeZone:                   {Type: field.TypeString, Column: tenant.FieldTimeZone},
 			tenant.FieldPointsPendingDays:          {Type: field.TypeInt, Column: tenant.FieldPointsPendingDays},
 			tenant.FieldCashbackAsPoints:           {Type: field.TypeBool, Column: tenant.FieldCashbackAsPoints},
+			tenant.FieldCashbackSpendChannels:      {Type: field.TypeJSON, Column: tenant.FieldCashbackSpendChannels},
+			tenant.FieldCashbackSpendMaxShare:      {Type: field.TypeOther, Column: tenant.FieldCashbackSpendMaxShare},
+			tenant.FieldCashbackSpendMin:           {Type: field.TypeOther, Column: tenant.FieldCashbackSpendMin},
 			tenant.FieldLevelGraceDays:             {Type: field.TypeInt, Column: tenant.FieldLevelGraceDays},
 			tenant.FieldChurnRefitDays:             {Type: field.TypeInt, Column: tenant.FieldChurnRefitDays},
 			tenant.FieldSilverThreshold:            {Type: field.TypeInt64, Column: tenant.FieldSilverThreshold},
@@ -977,6 +981,33 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[39] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   wallethold.Table,
+			Columns: wallethold.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: wallethold.FieldID,
+			},
+		},
+		Type: "WalletHold",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			wallethold.FieldTenantID:   {Type: field.TypeString, Column: wallethold.FieldTenantID},
+			wallethold.FieldCreatedAt:  {Type: field.TypeTime, Column: wallethold.FieldCreatedAt},
+			wallethold.FieldCustomerID: {Type: field.TypeString, Column: wallethold.FieldCustomerID},
+			wallethold.FieldWallet:     {Type: field.TypeEnum, Column: wallethold.FieldWallet},
+			wallethold.FieldGiftCardID: {Type: field.TypeString, Column: wallethold.FieldGiftCardID},
+			wallethold.FieldChannel:    {Type: field.TypeEnum, Column: wallethold.FieldChannel},
+			wallethold.FieldSession:    {Type: field.TypeString, Column: wallethold.FieldSession},
+			wallethold.FieldStoreCode:  {Type: field.TypeString, Column: wallethold.FieldStoreCode},
+			wallethold.FieldCents:      {Type: field.TypeInt64, Column: wallethold.FieldCents},
+			wallethold.FieldStatus:     {Type: field.TypeEnum, Column: wallethold.FieldStatus},
+			wallethold.FieldExpiresAt:  {Type: field.TypeTime, Column: wallethold.FieldExpiresAt},
+			wallethold.FieldSaleID:     {Type: field.TypeString, Column: wallethold.FieldSaleID},
+			wallethold.FieldOrderID:    {Type: field.TypeString, Column: wallethold.FieldOrderID},
+			wallethold.FieldClosedAt:   {Type: field.TypeTime, Column: wallethold.FieldClosedAt},
+		},
+	}
+	graph.Nodes[40] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   walletlot.Table,
 			Columns: walletlot.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -998,7 +1029,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			walletlot.FieldExpiringNotifiedAt: {Type: field.TypeTime, Column: walletlot.FieldExpiringNotifiedAt},
 		},
 	}
-	graph.Nodes[40] = &sqlgraph.Node{
+	graph.Nodes[41] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookattempt.Table,
 			Columns: webhookattempt.Columns,
@@ -1018,7 +1049,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookattempt.FieldResponseExcerpt: {Type: field.TypeString, Column: webhookattempt.FieldResponseExcerpt},
 		},
 	}
-	graph.Nodes[41] = &sqlgraph.Node{
+	graph.Nodes[42] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookdelivery.Table,
 			Columns: webhookdelivery.Columns,
@@ -1043,7 +1074,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookdelivery.FieldCompletedAt:    {Type: field.TypeTime, Column: webhookdelivery.FieldCompletedAt},
 		},
 	}
-	graph.Nodes[42] = &sqlgraph.Node{
+	graph.Nodes[43] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookendpoint.Table,
 			Columns: webhookendpoint.Columns,
@@ -1952,6 +1983,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 			Bidi:    false,
 		},
 		"WalletEntry",
+		"Customer",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   wallethold.TenantTable,
+			Columns: []string{wallethold.TenantColumn},
+			Bidi:    false,
+		},
+		"WalletHold",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"customer",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   wallethold.CustomerTable,
+			Columns: []string{wallethold.CustomerColumn},
+			Bidi:    false,
+		},
+		"WalletHold",
 		"Customer",
 	)
 	graph.MustAddE(
@@ -6299,6 +6354,21 @@ func (f *TenantFilter) WhereCashbackAsPoints(p entql.BoolP) {
 	f.Where(p.Field(tenant.FieldCashbackAsPoints))
 }
 
+// WhereCashbackSpendChannels applies the entql json.RawMessage predicate on the cashback_spend_channels field.
+func (f *TenantFilter) WhereCashbackSpendChannels(p entql.BytesP) {
+	f.Where(p.Field(tenant.FieldCashbackSpendChannels))
+}
+
+// WhereCashbackSpendMaxShare applies the entql other predicate on the cashback_spend_max_share field.
+func (f *TenantFilter) WhereCashbackSpendMaxShare(p entql.OtherP) {
+	f.Where(p.Field(tenant.FieldCashbackSpendMaxShare))
+}
+
+// WhereCashbackSpendMin applies the entql other predicate on the cashback_spend_min field.
+func (f *TenantFilter) WhereCashbackSpendMin(p entql.OtherP) {
+	f.Where(p.Field(tenant.FieldCashbackSpendMin))
+}
+
 // WhereLevelGraceDays applies the entql int predicate on the level_grace_days field.
 func (f *TenantFilter) WhereLevelGraceDays(p entql.IntP) {
 	f.Where(p.Field(tenant.FieldLevelGraceDays))
@@ -6747,6 +6817,144 @@ func (f *WalletEntryFilter) WhereHasCustomerWith(preds ...predicate.Customer) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *WalletHoldQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the WalletHoldQuery builder.
+func (_q *WalletHoldQuery) Filter() *WalletHoldFilter {
+	return &WalletHoldFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *WalletHoldMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the WalletHoldMutation builder.
+func (m *WalletHoldMutation) Filter() *WalletHoldFilter {
+	return &WalletHoldFilter{config: m.config, predicateAdder: m}
+}
+
+// WalletHoldFilter provides a generic filtering capability at runtime for WalletHoldQuery.
+type WalletHoldFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *WalletHoldFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[39].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *WalletHoldFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(wallethold.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *WalletHoldFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(wallethold.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *WalletHoldFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(wallethold.FieldCreatedAt))
+}
+
+// WhereCustomerID applies the entql string predicate on the customer_id field.
+func (f *WalletHoldFilter) WhereCustomerID(p entql.StringP) {
+	f.Where(p.Field(wallethold.FieldCustomerID))
+}
+
+// WhereWallet applies the entql string predicate on the wallet field.
+func (f *WalletHoldFilter) WhereWallet(p entql.StringP) {
+	f.Where(p.Field(wallethold.FieldWallet))
+}
+
+// WhereGiftCardID applies the entql string predicate on the gift_card_id field.
+func (f *WalletHoldFilter) WhereGiftCardID(p entql.StringP) {
+	f.Where(p.Field(wallethold.FieldGiftCardID))
+}
+
+// WhereChannel applies the entql string predicate on the channel field.
+func (f *WalletHoldFilter) WhereChannel(p entql.StringP) {
+	f.Where(p.Field(wallethold.FieldChannel))
+}
+
+// WhereSession applies the entql string predicate on the session field.
+func (f *WalletHoldFilter) WhereSession(p entql.StringP) {
+	f.Where(p.Field(wallethold.FieldSession))
+}
+
+// WhereStoreCode applies the entql string predicate on the store_code field.
+func (f *WalletHoldFilter) WhereStoreCode(p entql.StringP) {
+	f.Where(p.Field(wallethold.FieldStoreCode))
+}
+
+// WhereCents applies the entql int64 predicate on the cents field.
+func (f *WalletHoldFilter) WhereCents(p entql.Int64P) {
+	f.Where(p.Field(wallethold.FieldCents))
+}
+
+// WhereStatus applies the entql string predicate on the status field.
+func (f *WalletHoldFilter) WhereStatus(p entql.StringP) {
+	f.Where(p.Field(wallethold.FieldStatus))
+}
+
+// WhereExpiresAt applies the entql time.Time predicate on the expires_at field.
+func (f *WalletHoldFilter) WhereExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(wallethold.FieldExpiresAt))
+}
+
+// WhereSaleID applies the entql string predicate on the sale_id field.
+func (f *WalletHoldFilter) WhereSaleID(p entql.StringP) {
+	f.Where(p.Field(wallethold.FieldSaleID))
+}
+
+// WhereOrderID applies the entql string predicate on the order_id field.
+func (f *WalletHoldFilter) WhereOrderID(p entql.StringP) {
+	f.Where(p.Field(wallethold.FieldOrderID))
+}
+
+// WhereClosedAt applies the entql time.Time predicate on the closed_at field.
+func (f *WalletHoldFilter) WhereClosedAt(p entql.TimeP) {
+	f.Where(p.Field(wallethold.FieldClosedAt))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *WalletHoldFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *WalletHoldFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasCustomer applies a predicate to check if query has an edge customer.
+func (f *WalletHoldFilter) WhereHasCustomer() {
+	f.Where(entql.HasEdge("customer"))
+}
+
+// WhereHasCustomerWith applies a predicate to check if query has an edge customer with a given conditions (other predicates).
+func (f *WalletHoldFilter) WhereHasCustomerWith(preds ...predicate.Customer) {
+	f.Where(entql.HasEdgeWith("customer", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *WalletLotQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -6775,7 +6983,7 @@ type WalletLotFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WalletLotFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[39].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[40].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6907,7 +7115,7 @@ type WebhookAttemptFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookAttemptFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[40].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[41].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7010,7 +7218,7 @@ type WebhookDeliveryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookDeliveryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[41].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[42].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7166,7 +7374,7 @@ type WebhookEndpointFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookEndpointFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[42].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[43].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

@@ -4314,6 +4314,21 @@ func (_q *TenantQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 				selectedFields = append(selectedFields, tenant.FieldCashbackAsPoints)
 				fieldSeen[tenant.FieldCashbackAsPoints] = struct{}{}
 			}
+		case "cashbackSpendChannels":
+			if _, ok := fieldSeen[tenant.FieldCashbackSpendChannels]; !ok {
+				selectedFields = append(selectedFields, tenant.FieldCashbackSpendChannels)
+				fieldSeen[tenant.FieldCashbackSpendChannels] = struct{}{}
+			}
+		case "cashbackSpendMaxShare":
+			if _, ok := fieldSeen[tenant.FieldCashbackSpendMaxShare]; !ok {
+				selectedFields = append(selectedFields, tenant.FieldCashbackSpendMaxShare)
+				fieldSeen[tenant.FieldCashbackSpendMaxShare] = struct{}{}
+			}
+		case "cashbackSpendMin":
+			if _, ok := fieldSeen[tenant.FieldCashbackSpendMin]; !ok {
+				selectedFields = append(selectedFields, tenant.FieldCashbackSpendMin)
+				fieldSeen[tenant.FieldCashbackSpendMin] = struct{}{}
+			}
 		case "levelGraceDays":
 			if _, ok := fieldSeen[tenant.FieldLevelGraceDays]; !ok {
 				selectedFields = append(selectedFields, tenant.FieldLevelGraceDays)

@@ -12822,6 +12822,26 @@ type TenantWhereInput struct {
 	CashbackAsPoints    *bool `json:"cashbackAsPoints,omitempty"`
 	CashbackAsPointsNEQ *bool `json:"cashbackAsPointsNEQ,omitempty"`
 
+	// "cashback_spend_max_share" field predicates.
+	CashbackSpendMaxShare      *decimal.Decimal  `json:"cashbackSpendMaxShare,omitempty"`
+	CashbackSpendMaxShareNEQ   *decimal.Decimal  `json:"cashbackSpendMaxShareNEQ,omitempty"`
+	CashbackSpendMaxShareIn    []decimal.Decimal `json:"cashbackSpendMaxShareIn,omitempty"`
+	CashbackSpendMaxShareNotIn []decimal.Decimal `json:"cashbackSpendMaxShareNotIn,omitempty"`
+	CashbackSpendMaxShareGT    *decimal.Decimal  `json:"cashbackSpendMaxShareGT,omitempty"`
+	CashbackSpendMaxShareGTE   *decimal.Decimal  `json:"cashbackSpendMaxShareGTE,omitempty"`
+	CashbackSpendMaxShareLT    *decimal.Decimal  `json:"cashbackSpendMaxShareLT,omitempty"`
+	CashbackSpendMaxShareLTE   *decimal.Decimal  `json:"cashbackSpendMaxShareLTE,omitempty"`
+
+	// "cashback_spend_min" field predicates.
+	CashbackSpendMin      *decimal.Decimal  `json:"cashbackSpendMin,omitempty"`
+	CashbackSpendMinNEQ   *decimal.Decimal  `json:"cashbackSpendMinNEQ,omitempty"`
+	CashbackSpendMinIn    []decimal.Decimal `json:"cashbackSpendMinIn,omitempty"`
+	CashbackSpendMinNotIn []decimal.Decimal `json:"cashbackSpendMinNotIn,omitempty"`
+	CashbackSpendMinGT    *decimal.Decimal  `json:"cashbackSpendMinGT,omitempty"`
+	CashbackSpendMinGTE   *decimal.Decimal  `json:"cashbackSpendMinGTE,omitempty"`
+	CashbackSpendMinLT    *decimal.Decimal  `json:"cashbackSpendMinLT,omitempty"`
+	CashbackSpendMinLTE   *decimal.Decimal  `json:"cashbackSpendMinLTE,omitempty"`
+
 	// "level_grace_days" field predicates.
 	LevelGraceDays      *int  `json:"levelGraceDays,omitempty"`
 	LevelGraceDaysNEQ   *int  `json:"levelGraceDaysNEQ,omitempty"`
@@ -13480,6 +13500,54 @@ func (i *TenantWhereInput) P() (predicate.Tenant, error) {
 	}
 	if i.CashbackAsPointsNEQ != nil {
 		predicates = append(predicates, tenant.CashbackAsPointsNEQ(*i.CashbackAsPointsNEQ))
+	}
+	if i.CashbackSpendMaxShare != nil {
+		predicates = append(predicates, tenant.CashbackSpendMaxShareEQ(*i.CashbackSpendMaxShare))
+	}
+	if i.CashbackSpendMaxShareNEQ != nil {
+		predicates = append(predicates, tenant.CashbackSpendMaxShareNEQ(*i.CashbackSpendMaxShareNEQ))
+	}
+	if len(i.CashbackSpendMaxShareIn) > 0 {
+		predicates = append(predicates, tenant.CashbackSpendMaxShareIn(i.CashbackSpendMaxShareIn...))
+	}
+	if len(i.CashbackSpendMaxShareNotIn) > 0 {
+		predicates = append(predicates, tenant.CashbackSpendMaxShareNotIn(i.CashbackSpendMaxShareNotIn...))
+	}
+	if i.CashbackSpendMaxShareGT != nil {
+		predicates = append(predicates, tenant.CashbackSpendMaxShareGT(*i.CashbackSpendMaxShareGT))
+	}
+	if i.CashbackSpendMaxShareGTE != nil {
+		predicates = append(predicates, tenant.CashbackSpendMaxShareGTE(*i.CashbackSpendMaxShareGTE))
+	}
+	if i.CashbackSpendMaxShareLT != nil {
+		predicates = append(predicates, tenant.CashbackSpendMaxShareLT(*i.CashbackSpendMaxShareLT))
+	}
+	if i.CashbackSpendMaxShareLTE != nil {
+		predicates = append(predicates, tenant.CashbackSpendMaxShareLTE(*i.CashbackSpendMaxShareLTE))
+	}
+	if i.CashbackSpendMin != nil {
+		predicates = append(predicates, tenant.CashbackSpendMinEQ(*i.CashbackSpendMin))
+	}
+	if i.CashbackSpendMinNEQ != nil {
+		predicates = append(predicates, tenant.CashbackSpendMinNEQ(*i.CashbackSpendMinNEQ))
+	}
+	if len(i.CashbackSpendMinIn) > 0 {
+		predicates = append(predicates, tenant.CashbackSpendMinIn(i.CashbackSpendMinIn...))
+	}
+	if len(i.CashbackSpendMinNotIn) > 0 {
+		predicates = append(predicates, tenant.CashbackSpendMinNotIn(i.CashbackSpendMinNotIn...))
+	}
+	if i.CashbackSpendMinGT != nil {
+		predicates = append(predicates, tenant.CashbackSpendMinGT(*i.CashbackSpendMinGT))
+	}
+	if i.CashbackSpendMinGTE != nil {
+		predicates = append(predicates, tenant.CashbackSpendMinGTE(*i.CashbackSpendMinGTE))
+	}
+	if i.CashbackSpendMinLT != nil {
+		predicates = append(predicates, tenant.CashbackSpendMinLT(*i.CashbackSpendMinLT))
+	}
+	if i.CashbackSpendMinLTE != nil {
+		predicates = append(predicates, tenant.CashbackSpendMinLTE(*i.CashbackSpendMinLTE))
 	}
 	if i.LevelGraceDays != nil {
 		predicates = append(predicates, tenant.LevelGraceDaysEQ(*i.LevelGraceDays))

@@ -45,6 +45,7 @@ import (
 	"github.com/fideliza/fideliza/ent/validationtoken"
 	"github.com/fideliza/fideliza/ent/wallet"
 	"github.com/fideliza/fideliza/ent/walletentry"
+	"github.com/fideliza/fideliza/ent/wallethold"
 	"github.com/fideliza/fideliza/ent/walletlot"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
@@ -100,6 +101,7 @@ const (
 	TypeValidationToken        = "ValidationToken"
 	TypeWallet                 = "Wallet"
 	TypeWalletEntry            = "WalletEntry"
+	TypeWalletHold             = "WalletHold"
 	TypeWalletLot              = "WalletLot"
 	TypeWebhookAttempt         = "WebhookAttempt"
 	TypeWebhookDelivery        = "WebhookDelivery"
@@ -33126,6 +33128,10 @@ type TenantMutation struct {
 	points_pending_days            *int
 	addpoints_pending_days         *int
 	cashback_as_points             *bool
+	cashback_spend_channels        *[]string
+	appendcashback_spend_channels  []string
+	cashback_spend_max_share       *decimal.Decimal
+	cashback_spend_min             *decimal.Decimal
 	level_grace_days               *int
 	addlevel_grace_days            *int
 	churn_refit_days               *int
@@ -34105,6 +34111,129 @@ func (m *TenantMutation) ResetCashbackAsPoints() {
 	m.cashback_as_points = nil
 }
 
+// SetCashbackSpendChannels sets the "cashback_spend_channels" field.
+func (m *TenantMutation) SetCashbackSpendChannels(s []string) {
+	m.cashback_spend_channels = &s
+	m.appendcashback_spend_channels = nil
+}
+
+// CashbackSpendChannels returns the value of the "cashback_spend_channels" field in the mutation.
+func (m *TenantMutation) CashbackSpendChannels() (r []string, exists bool) {
+	v := m.cashback_spend_channels
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCashbackSpendChannels returns the old "cashback_spend_channels" field's value of the Tenant entity.
+// If the Tenant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TenantMutation) OldCashbackSpendChannels(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCashbackSpendChannels is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCashbackSpendChannels requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCashbackSpendChannels: %w", err)
+	}
+	return oldValue.CashbackSpendChannels, nil
+}
+
+// AppendCashbackSpendChannels adds s to the "cashback_spend_channels" field.
+func (m *TenantMutation) AppendCashbackSpendChannels(s []string) {
+	m.appendcashback_spend_channels = append(m.appendcashback_spend_channels, s...)
+}
+
+// AppendedCashbackSpendChannels returns the list of values that were appended to the "cashback_spend_channels" field in this mutation.
+func (m *TenantMutation) AppendedCashbackSpendChannels() ([]string, bool) {
+	if len(m.appendcashback_spend_channels) == 0 {
+		return nil, false
+	}
+	return m.appendcashback_spend_channels, true
+}
+
+// ResetCashbackSpendChannels resets all changes to the "cashback_spend_channels" field.
+func (m *TenantMutation) ResetCashbackSpendChannels() {
+	m.cashback_spend_channels = nil
+	m.appendcashback_spend_channels = nil
+}
+
+// SetCashbackSpendMaxShare sets the "cashback_spend_max_share" field.
+func (m *TenantMutation) SetCashbackSpendMaxShare(d decimal.Decimal) {
+	m.cashback_spend_max_share = &d
+}
+
+// CashbackSpendMaxShare returns the value of the "cashback_spend_max_share" field in the mutation.
+func (m *TenantMutation) CashbackSpendMaxShare() (r decimal.Decimal, exists bool) {
+	v := m.cashback_spend_max_share
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCashbackSpendMaxShare returns the old "cashback_spend_max_share" field's value of the Tenant entity.
+// If the Tenant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TenantMutation) OldCashbackSpendMaxShare(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCashbackSpendMaxShare is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCashbackSpendMaxShare requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCashbackSpendMaxShare: %w", err)
+	}
+	return oldValue.CashbackSpendMaxShare, nil
+}
+
+// ResetCashbackSpendMaxShare resets all changes to the "cashback_spend_max_share" field.
+func (m *TenantMutation) ResetCashbackSpendMaxShare() {
+	m.cashback_spend_max_share = nil
+}
+
+// SetCashbackSpendMin sets the "cashback_spend_min" field.
+func (m *TenantMutation) SetCashbackSpendMin(d decimal.Decimal) {
+	m.cashback_spend_min = &d
+}
+
+// CashbackSpendMin returns the value of the "cashback_spend_min" field in the mutation.
+func (m *TenantMutation) CashbackSpendMin() (r decimal.Decimal, exists bool) {
+	v := m.cashback_spend_min
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCashbackSpendMin returns the old "cashback_spend_min" field's value of the Tenant entity.
+// If the Tenant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TenantMutation) OldCashbackSpendMin(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCashbackSpendMin is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCashbackSpendMin requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCashbackSpendMin: %w", err)
+	}
+	return oldValue.CashbackSpendMin, nil
+}
+
+// ResetCashbackSpendMin resets all changes to the "cashback_spend_min" field.
+func (m *TenantMutation) ResetCashbackSpendMin() {
+	m.cashback_spend_min = nil
+}
+
 // SetLevelGraceDays sets the "level_grace_days" field.
 func (m *TenantMutation) SetLevelGraceDays(i int) {
 	m.level_grace_days = &i
@@ -35020,7 +35149,7 @@ func (m *TenantMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *TenantMutation) Fields() []string {
-	fields := make([]string, 0, 33)
+	fields := make([]string, 0, 36)
 	if m.created_at != nil {
 		fields = append(fields, tenant.FieldCreatedAt)
 	}
@@ -35077,6 +35206,15 @@ func (m *TenantMutation) Fields() []string {
 	}
 	if m.cashback_as_points != nil {
 		fields = append(fields, tenant.FieldCashbackAsPoints)
+	}
+	if m.cashback_spend_channels != nil {
+		fields = append(fields, tenant.FieldCashbackSpendChannels)
+	}
+	if m.cashback_spend_max_share != nil {
+		fields = append(fields, tenant.FieldCashbackSpendMaxShare)
+	}
+	if m.cashback_spend_min != nil {
+		fields = append(fields, tenant.FieldCashbackSpendMin)
 	}
 	if m.level_grace_days != nil {
 		fields = append(fields, tenant.FieldLevelGraceDays)
@@ -35166,6 +35304,12 @@ func (m *TenantMutation) Field(name string) (ent.Value, bool) {
 		return m.PointsPendingDays()
 	case tenant.FieldCashbackAsPoints:
 		return m.CashbackAsPoints()
+	case tenant.FieldCashbackSpendChannels:
+		return m.CashbackSpendChannels()
+	case tenant.FieldCashbackSpendMaxShare:
+		return m.CashbackSpendMaxShare()
+	case tenant.FieldCashbackSpendMin:
+		return m.CashbackSpendMin()
 	case tenant.FieldLevelGraceDays:
 		return m.LevelGraceDays()
 	case tenant.FieldChurnRefitDays:
@@ -35241,6 +35385,12 @@ func (m *TenantMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldPointsPendingDays(ctx)
 	case tenant.FieldCashbackAsPoints:
 		return m.OldCashbackAsPoints(ctx)
+	case tenant.FieldCashbackSpendChannels:
+		return m.OldCashbackSpendChannels(ctx)
+	case tenant.FieldCashbackSpendMaxShare:
+		return m.OldCashbackSpendMaxShare(ctx)
+	case tenant.FieldCashbackSpendMin:
+		return m.OldCashbackSpendMin(ctx)
 	case tenant.FieldLevelGraceDays:
 		return m.OldLevelGraceDays(ctx)
 	case tenant.FieldChurnRefitDays:
@@ -35410,6 +35560,27 @@ func (m *TenantMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCashbackAsPoints(v)
+		return nil
+	case tenant.FieldCashbackSpendChannels:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCashbackSpendChannels(v)
+		return nil
+	case tenant.FieldCashbackSpendMaxShare:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCashbackSpendMaxShare(v)
+		return nil
+	case tenant.FieldCashbackSpendMin:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCashbackSpendMin(v)
 		return nil
 	case tenant.FieldLevelGraceDays:
 		v, ok := value.(int)
@@ -35854,6 +36025,15 @@ func (m *TenantMutation) ResetField(name string) error {
 		return nil
 	case tenant.FieldCashbackAsPoints:
 		m.ResetCashbackAsPoints()
+		return nil
+	case tenant.FieldCashbackSpendChannels:
+		m.ResetCashbackSpendChannels()
+		return nil
+	case tenant.FieldCashbackSpendMaxShare:
+		m.ResetCashbackSpendMaxShare()
+		return nil
+	case tenant.FieldCashbackSpendMin:
+		m.ResetCashbackSpendMin()
 		return nil
 	case tenant.FieldLevelGraceDays:
 		m.ResetLevelGraceDays()
@@ -39006,6 +39186,1255 @@ func (m *WalletEntryMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown WalletEntry edge %s", name)
+}
+
+// WalletHoldMutation represents an operation that mutates the WalletHold nodes in the graph.
+type WalletHoldMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *string
+	created_at      *time.Time
+	wallet          *wallethold.Wallet
+	gift_card_id    *string
+	channel         *wallethold.Channel
+	session         *string
+	store_code      *string
+	cents           *int64
+	addcents        *int64
+	status          *wallethold.Status
+	expires_at      *time.Time
+	sale_id         *string
+	order_id        *string
+	closed_at       *time.Time
+	clearedFields   map[string]struct{}
+	tenant          *string
+	clearedtenant   bool
+	customer        *string
+	clearedcustomer bool
+	done            bool
+	oldValue        func(context.Context) (*WalletHold, error)
+	predicates      []predicate.WalletHold
+}
+
+var _ ent.Mutation = (*WalletHoldMutation)(nil)
+
+// walletholdOption allows management of the mutation configuration using functional options.
+type walletholdOption func(*WalletHoldMutation)
+
+// newWalletHoldMutation creates new mutation for the WalletHold entity.
+func newWalletHoldMutation(c config, op Op, opts ...walletholdOption) *WalletHoldMutation {
+	m := &WalletHoldMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeWalletHold,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withWalletHoldID sets the ID field of the mutation.
+func withWalletHoldID(id string) walletholdOption {
+	return func(m *WalletHoldMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *WalletHold
+		)
+		m.oldValue = func(ctx context.Context) (*WalletHold, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().WalletHold.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withWalletHold sets the old WalletHold of the mutation.
+func withWalletHold(node *WalletHold) walletholdOption {
+	return func(m *WalletHoldMutation) {
+		m.oldValue = func(context.Context) (*WalletHold, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m WalletHoldMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m WalletHoldMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of WalletHold entities.
+func (m *WalletHoldMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *WalletHoldMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *WalletHoldMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().WalletHold.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *WalletHoldMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *WalletHoldMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the WalletHold entity.
+// If the WalletHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletHoldMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *WalletHoldMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *WalletHoldMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *WalletHoldMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the WalletHold entity.
+// If the WalletHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletHoldMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *WalletHoldMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetCustomerID sets the "customer_id" field.
+func (m *WalletHoldMutation) SetCustomerID(s string) {
+	m.customer = &s
+}
+
+// CustomerID returns the value of the "customer_id" field in the mutation.
+func (m *WalletHoldMutation) CustomerID() (r string, exists bool) {
+	v := m.customer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCustomerID returns the old "customer_id" field's value of the WalletHold entity.
+// If the WalletHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletHoldMutation) OldCustomerID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCustomerID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCustomerID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCustomerID: %w", err)
+	}
+	return oldValue.CustomerID, nil
+}
+
+// ResetCustomerID resets all changes to the "customer_id" field.
+func (m *WalletHoldMutation) ResetCustomerID() {
+	m.customer = nil
+}
+
+// SetWallet sets the "wallet" field.
+func (m *WalletHoldMutation) SetWallet(w wallethold.Wallet) {
+	m.wallet = &w
+}
+
+// Wallet returns the value of the "wallet" field in the mutation.
+func (m *WalletHoldMutation) Wallet() (r wallethold.Wallet, exists bool) {
+	v := m.wallet
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWallet returns the old "wallet" field's value of the WalletHold entity.
+// If the WalletHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletHoldMutation) OldWallet(ctx context.Context) (v wallethold.Wallet, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWallet is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWallet requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWallet: %w", err)
+	}
+	return oldValue.Wallet, nil
+}
+
+// ResetWallet resets all changes to the "wallet" field.
+func (m *WalletHoldMutation) ResetWallet() {
+	m.wallet = nil
+}
+
+// SetGiftCardID sets the "gift_card_id" field.
+func (m *WalletHoldMutation) SetGiftCardID(s string) {
+	m.gift_card_id = &s
+}
+
+// GiftCardID returns the value of the "gift_card_id" field in the mutation.
+func (m *WalletHoldMutation) GiftCardID() (r string, exists bool) {
+	v := m.gift_card_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGiftCardID returns the old "gift_card_id" field's value of the WalletHold entity.
+// If the WalletHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletHoldMutation) OldGiftCardID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGiftCardID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGiftCardID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGiftCardID: %w", err)
+	}
+	return oldValue.GiftCardID, nil
+}
+
+// ClearGiftCardID clears the value of the "gift_card_id" field.
+func (m *WalletHoldMutation) ClearGiftCardID() {
+	m.gift_card_id = nil
+	m.clearedFields[wallethold.FieldGiftCardID] = struct{}{}
+}
+
+// GiftCardIDCleared returns if the "gift_card_id" field was cleared in this mutation.
+func (m *WalletHoldMutation) GiftCardIDCleared() bool {
+	_, ok := m.clearedFields[wallethold.FieldGiftCardID]
+	return ok
+}
+
+// ResetGiftCardID resets all changes to the "gift_card_id" field.
+func (m *WalletHoldMutation) ResetGiftCardID() {
+	m.gift_card_id = nil
+	delete(m.clearedFields, wallethold.FieldGiftCardID)
+}
+
+// SetChannel sets the "channel" field.
+func (m *WalletHoldMutation) SetChannel(w wallethold.Channel) {
+	m.channel = &w
+}
+
+// Channel returns the value of the "channel" field in the mutation.
+func (m *WalletHoldMutation) Channel() (r wallethold.Channel, exists bool) {
+	v := m.channel
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChannel returns the old "channel" field's value of the WalletHold entity.
+// If the WalletHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletHoldMutation) OldChannel(ctx context.Context) (v wallethold.Channel, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChannel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChannel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChannel: %w", err)
+	}
+	return oldValue.Channel, nil
+}
+
+// ResetChannel resets all changes to the "channel" field.
+func (m *WalletHoldMutation) ResetChannel() {
+	m.channel = nil
+}
+
+// SetSession sets the "session" field.
+func (m *WalletHoldMutation) SetSession(s string) {
+	m.session = &s
+}
+
+// Session returns the value of the "session" field in the mutation.
+func (m *WalletHoldMutation) Session() (r string, exists bool) {
+	v := m.session
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSession returns the old "session" field's value of the WalletHold entity.
+// If the WalletHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletHoldMutation) OldSession(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSession is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSession requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSession: %w", err)
+	}
+	return oldValue.Session, nil
+}
+
+// ResetSession resets all changes to the "session" field.
+func (m *WalletHoldMutation) ResetSession() {
+	m.session = nil
+}
+
+// SetStoreCode sets the "store_code" field.
+func (m *WalletHoldMutation) SetStoreCode(s string) {
+	m.store_code = &s
+}
+
+// StoreCode returns the value of the "store_code" field in the mutation.
+func (m *WalletHoldMutation) StoreCode() (r string, exists bool) {
+	v := m.store_code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoreCode returns the old "store_code" field's value of the WalletHold entity.
+// If the WalletHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletHoldMutation) OldStoreCode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoreCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoreCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoreCode: %w", err)
+	}
+	return oldValue.StoreCode, nil
+}
+
+// ResetStoreCode resets all changes to the "store_code" field.
+func (m *WalletHoldMutation) ResetStoreCode() {
+	m.store_code = nil
+}
+
+// SetCents sets the "cents" field.
+func (m *WalletHoldMutation) SetCents(i int64) {
+	m.cents = &i
+	m.addcents = nil
+}
+
+// Cents returns the value of the "cents" field in the mutation.
+func (m *WalletHoldMutation) Cents() (r int64, exists bool) {
+	v := m.cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCents returns the old "cents" field's value of the WalletHold entity.
+// If the WalletHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletHoldMutation) OldCents(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCents: %w", err)
+	}
+	return oldValue.Cents, nil
+}
+
+// AddCents adds i to the "cents" field.
+func (m *WalletHoldMutation) AddCents(i int64) {
+	if m.addcents != nil {
+		*m.addcents += i
+	} else {
+		m.addcents = &i
+	}
+}
+
+// AddedCents returns the value that was added to the "cents" field in this mutation.
+func (m *WalletHoldMutation) AddedCents() (r int64, exists bool) {
+	v := m.addcents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCents resets all changes to the "cents" field.
+func (m *WalletHoldMutation) ResetCents() {
+	m.cents = nil
+	m.addcents = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *WalletHoldMutation) SetStatus(w wallethold.Status) {
+	m.status = &w
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *WalletHoldMutation) Status() (r wallethold.Status, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the WalletHold entity.
+// If the WalletHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletHoldMutation) OldStatus(ctx context.Context) (v wallethold.Status, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *WalletHoldMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *WalletHoldMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *WalletHoldMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the WalletHold entity.
+// If the WalletHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletHoldMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *WalletHoldMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// SetSaleID sets the "sale_id" field.
+func (m *WalletHoldMutation) SetSaleID(s string) {
+	m.sale_id = &s
+}
+
+// SaleID returns the value of the "sale_id" field in the mutation.
+func (m *WalletHoldMutation) SaleID() (r string, exists bool) {
+	v := m.sale_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSaleID returns the old "sale_id" field's value of the WalletHold entity.
+// If the WalletHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletHoldMutation) OldSaleID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSaleID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSaleID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSaleID: %w", err)
+	}
+	return oldValue.SaleID, nil
+}
+
+// ClearSaleID clears the value of the "sale_id" field.
+func (m *WalletHoldMutation) ClearSaleID() {
+	m.sale_id = nil
+	m.clearedFields[wallethold.FieldSaleID] = struct{}{}
+}
+
+// SaleIDCleared returns if the "sale_id" field was cleared in this mutation.
+func (m *WalletHoldMutation) SaleIDCleared() bool {
+	_, ok := m.clearedFields[wallethold.FieldSaleID]
+	return ok
+}
+
+// ResetSaleID resets all changes to the "sale_id" field.
+func (m *WalletHoldMutation) ResetSaleID() {
+	m.sale_id = nil
+	delete(m.clearedFields, wallethold.FieldSaleID)
+}
+
+// SetOrderID sets the "order_id" field.
+func (m *WalletHoldMutation) SetOrderID(s string) {
+	m.order_id = &s
+}
+
+// OrderID returns the value of the "order_id" field in the mutation.
+func (m *WalletHoldMutation) OrderID() (r string, exists bool) {
+	v := m.order_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrderID returns the old "order_id" field's value of the WalletHold entity.
+// If the WalletHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletHoldMutation) OldOrderID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrderID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrderID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrderID: %w", err)
+	}
+	return oldValue.OrderID, nil
+}
+
+// ClearOrderID clears the value of the "order_id" field.
+func (m *WalletHoldMutation) ClearOrderID() {
+	m.order_id = nil
+	m.clearedFields[wallethold.FieldOrderID] = struct{}{}
+}
+
+// OrderIDCleared returns if the "order_id" field was cleared in this mutation.
+func (m *WalletHoldMutation) OrderIDCleared() bool {
+	_, ok := m.clearedFields[wallethold.FieldOrderID]
+	return ok
+}
+
+// ResetOrderID resets all changes to the "order_id" field.
+func (m *WalletHoldMutation) ResetOrderID() {
+	m.order_id = nil
+	delete(m.clearedFields, wallethold.FieldOrderID)
+}
+
+// SetClosedAt sets the "closed_at" field.
+func (m *WalletHoldMutation) SetClosedAt(t time.Time) {
+	m.closed_at = &t
+}
+
+// ClosedAt returns the value of the "closed_at" field in the mutation.
+func (m *WalletHoldMutation) ClosedAt() (r time.Time, exists bool) {
+	v := m.closed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClosedAt returns the old "closed_at" field's value of the WalletHold entity.
+// If the WalletHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WalletHoldMutation) OldClosedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClosedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClosedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClosedAt: %w", err)
+	}
+	return oldValue.ClosedAt, nil
+}
+
+// ClearClosedAt clears the value of the "closed_at" field.
+func (m *WalletHoldMutation) ClearClosedAt() {
+	m.closed_at = nil
+	m.clearedFields[wallethold.FieldClosedAt] = struct{}{}
+}
+
+// ClosedAtCleared returns if the "closed_at" field was cleared in this mutation.
+func (m *WalletHoldMutation) ClosedAtCleared() bool {
+	_, ok := m.clearedFields[wallethold.FieldClosedAt]
+	return ok
+}
+
+// ResetClosedAt resets all changes to the "closed_at" field.
+func (m *WalletHoldMutation) ResetClosedAt() {
+	m.closed_at = nil
+	delete(m.clearedFields, wallethold.FieldClosedAt)
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *WalletHoldMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[wallethold.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *WalletHoldMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *WalletHoldMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *WalletHoldMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// ClearCustomer clears the "customer" edge to the Customer entity.
+func (m *WalletHoldMutation) ClearCustomer() {
+	m.clearedcustomer = true
+	m.clearedFields[wallethold.FieldCustomerID] = struct{}{}
+}
+
+// CustomerCleared reports if the "customer" edge to the Customer entity was cleared.
+func (m *WalletHoldMutation) CustomerCleared() bool {
+	return m.clearedcustomer
+}
+
+// CustomerIDs returns the "customer" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// CustomerID instead. It exists only for internal usage by the builders.
+func (m *WalletHoldMutation) CustomerIDs() (ids []string) {
+	if id := m.customer; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCustomer resets all changes to the "customer" edge.
+func (m *WalletHoldMutation) ResetCustomer() {
+	m.customer = nil
+	m.clearedcustomer = false
+}
+
+// Where appends a list predicates to the WalletHoldMutation builder.
+func (m *WalletHoldMutation) Where(ps ...predicate.WalletHold) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the WalletHoldMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *WalletHoldMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.WalletHold, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *WalletHoldMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *WalletHoldMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (WalletHold).
+func (m *WalletHoldMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *WalletHoldMutation) Fields() []string {
+	fields := make([]string, 0, 14)
+	if m.tenant != nil {
+		fields = append(fields, wallethold.FieldTenantID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, wallethold.FieldCreatedAt)
+	}
+	if m.customer != nil {
+		fields = append(fields, wallethold.FieldCustomerID)
+	}
+	if m.wallet != nil {
+		fields = append(fields, wallethold.FieldWallet)
+	}
+	if m.gift_card_id != nil {
+		fields = append(fields, wallethold.FieldGiftCardID)
+	}
+	if m.channel != nil {
+		fields = append(fields, wallethold.FieldChannel)
+	}
+	if m.session != nil {
+		fields = append(fields, wallethold.FieldSession)
+	}
+	if m.store_code != nil {
+		fields = append(fields, wallethold.FieldStoreCode)
+	}
+	if m.cents != nil {
+		fields = append(fields, wallethold.FieldCents)
+	}
+	if m.status != nil {
+		fields = append(fields, wallethold.FieldStatus)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, wallethold.FieldExpiresAt)
+	}
+	if m.sale_id != nil {
+		fields = append(fields, wallethold.FieldSaleID)
+	}
+	if m.order_id != nil {
+		fields = append(fields, wallethold.FieldOrderID)
+	}
+	if m.closed_at != nil {
+		fields = append(fields, wallethold.FieldClosedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *WalletHoldMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case wallethold.FieldTenantID:
+		return m.TenantID()
+	case wallethold.FieldCreatedAt:
+		return m.CreatedAt()
+	case wallethold.FieldCustomerID:
+		return m.CustomerID()
+	case wallethold.FieldWallet:
+		return m.Wallet()
+	case wallethold.FieldGiftCardID:
+		return m.GiftCardID()
+	case wallethold.FieldChannel:
+		return m.Channel()
+	case wallethold.FieldSession:
+		return m.Session()
+	case wallethold.FieldStoreCode:
+		return m.StoreCode()
+	case wallethold.FieldCents:
+		return m.Cents()
+	case wallethold.FieldStatus:
+		return m.Status()
+	case wallethold.FieldExpiresAt:
+		return m.ExpiresAt()
+	case wallethold.FieldSaleID:
+		return m.SaleID()
+	case wallethold.FieldOrderID:
+		return m.OrderID()
+	case wallethold.FieldClosedAt:
+		return m.ClosedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *WalletHoldMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case wallethold.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case wallethold.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case wallethold.FieldCustomerID:
+		return m.OldCustomerID(ctx)
+	case wallethold.FieldWallet:
+		return m.OldWallet(ctx)
+	case wallethold.FieldGiftCardID:
+		return m.OldGiftCardID(ctx)
+	case wallethold.FieldChannel:
+		return m.OldChannel(ctx)
+	case wallethold.FieldSession:
+		return m.OldSession(ctx)
+	case wallethold.FieldStoreCode:
+		return m.OldStoreCode(ctx)
+	case wallethold.FieldCents:
+		return m.OldCents(ctx)
+	case wallethold.FieldStatus:
+		return m.OldStatus(ctx)
+	case wallethold.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case wallethold.FieldSaleID:
+		return m.OldSaleID(ctx)
+	case wallethold.FieldOrderID:
+		return m.OldOrderID(ctx)
+	case wallethold.FieldClosedAt:
+		return m.OldClosedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown WalletHold field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *WalletHoldMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case wallethold.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case wallethold.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case wallethold.FieldCustomerID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCustomerID(v)
+		return nil
+	case wallethold.FieldWallet:
+		v, ok := value.(wallethold.Wallet)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWallet(v)
+		return nil
+	case wallethold.FieldGiftCardID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGiftCardID(v)
+		return nil
+	case wallethold.FieldChannel:
+		v, ok := value.(wallethold.Channel)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChannel(v)
+		return nil
+	case wallethold.FieldSession:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSession(v)
+		return nil
+	case wallethold.FieldStoreCode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoreCode(v)
+		return nil
+	case wallethold.FieldCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCents(v)
+		return nil
+	case wallethold.FieldStatus:
+		v, ok := value.(wallethold.Status)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case wallethold.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case wallethold.FieldSaleID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSaleID(v)
+		return nil
+	case wallethold.FieldOrderID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrderID(v)
+		return nil
+	case wallethold.FieldClosedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClosedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown WalletHold field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *WalletHoldMutation) AddedFields() []string {
+	var fields []string
+	if m.addcents != nil {
+		fields = append(fields, wallethold.FieldCents)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *WalletHoldMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case wallethold.FieldCents:
+		return m.AddedCents()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *WalletHoldMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case wallethold.FieldCents:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCents(v)
+		return nil
+	}
+	return fmt.Errorf("unknown WalletHold numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *WalletHoldMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(wallethold.FieldGiftCardID) {
+		fields = append(fields, wallethold.FieldGiftCardID)
+	}
+	if m.FieldCleared(wallethold.FieldSaleID) {
+		fields = append(fields, wallethold.FieldSaleID)
+	}
+	if m.FieldCleared(wallethold.FieldOrderID) {
+		fields = append(fields, wallethold.FieldOrderID)
+	}
+	if m.FieldCleared(wallethold.FieldClosedAt) {
+		fields = append(fields, wallethold.FieldClosedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *WalletHoldMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *WalletHoldMutation) ClearField(name string) error {
+	switch name {
+	case wallethold.FieldGiftCardID:
+		m.ClearGiftCardID()
+		return nil
+	case wallethold.FieldSaleID:
+		m.ClearSaleID()
+		return nil
+	case wallethold.FieldOrderID:
+		m.ClearOrderID()
+		return nil
+	case wallethold.FieldClosedAt:
+		m.ClearClosedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown WalletHold nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *WalletHoldMutation) ResetField(name string) error {
+	switch name {
+	case wallethold.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case wallethold.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case wallethold.FieldCustomerID:
+		m.ResetCustomerID()
+		return nil
+	case wallethold.FieldWallet:
+		m.ResetWallet()
+		return nil
+	case wallethold.FieldGiftCardID:
+		m.ResetGiftCardID()
+		return nil
+	case wallethold.FieldChannel:
+		m.ResetChannel()
+		return nil
+	case wallethold.FieldSession:
+		m.ResetSession()
+		return nil
+	case wallethold.FieldStoreCode:
+		m.ResetStoreCode()
+		return nil
+	case wallethold.FieldCents:
+		m.ResetCents()
+		return nil
+	case wallethold.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case wallethold.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case wallethold.FieldSaleID:
+		m.ResetSaleID()
+		return nil
+	case wallethold.FieldOrderID:
+		m.ResetOrderID()
+		return nil
+	case wallethold.FieldClosedAt:
+		m.ResetClosedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown WalletHold field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *WalletHoldMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.tenant != nil {
+		edges = append(edges, wallethold.EdgeTenant)
+	}
+	if m.customer != nil {
+		edges = append(edges, wallethold.EdgeCustomer)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *WalletHoldMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case wallethold.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case wallethold.EdgeCustomer:
+		if id := m.customer; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *WalletHoldMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *WalletHoldMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *WalletHoldMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedtenant {
+		edges = append(edges, wallethold.EdgeTenant)
+	}
+	if m.clearedcustomer {
+		edges = append(edges, wallethold.EdgeCustomer)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *WalletHoldMutation) EdgeCleared(name string) bool {
+	switch name {
+	case wallethold.EdgeTenant:
+		return m.clearedtenant
+	case wallethold.EdgeCustomer:
+		return m.clearedcustomer
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *WalletHoldMutation) ClearEdge(name string) error {
+	switch name {
+	case wallethold.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case wallethold.EdgeCustomer:
+		m.ClearCustomer()
+		return nil
+	}
+	return fmt.Errorf("unknown WalletHold unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *WalletHoldMutation) ResetEdge(name string) error {
+	switch name {
+	case wallethold.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case wallethold.EdgeCustomer:
+		m.ResetCustomer()
+		return nil
+	}
+	return fmt.Errorf("unknown WalletHold edge %s", name)
 }
 
 // WalletLotMutation represents an operation that mutates the WalletLot nodes in the graph.

@@ -58,6 +58,12 @@ type Tenant struct {
 	PointsPendingDays int `json:"points_pending_days,omitempty"`
 	// Whether cashback campaigns credit points at points_per_real (true, the programme's behaviour before wallets) or R$ in the customer's cashback wallet (false), pending for points_pending_days and expiring after points_expiry_months.
 	CashbackAsPoints bool `json:"cashback_as_points,omitempty"`
+	// Channels where the cashback wallet pays: pdv (the till), ecommerce (checkout); both by default, none turns spending off.
+	CashbackSpendChannels []string `json:"cashback_spend_channels,omitempty"`
+	// The largest share of a sale or order payable with cashback, from 0 to 1 (0.1: a tenth); 1, the whole, by default.
+	CashbackSpendMaxShare decimal.Decimal `json:"cashback_spend_max_share,omitempty"`
+	// The fewest R$ of cashback a customer may spend at once (0: any amount).
+	CashbackSpendMin decimal.Decimal `json:"cashback_spend_min,omitempty"`
 	// Days a customer keeps a level after the points earned in 12 months fall below its threshold (0: the level drops at once); a customer.level_will_downgrade event announces the drop when the grace begins.
 	LevelGraceDays int `json:"level_grace_days,omitempty"`
 	// Days between fits of the tenant's churn model; customers are scored daily with the newest model.
@@ -134,9 +140,9 @@ func (*Tenant) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case tenant.FieldPointsValue, tenant.FieldPointsSpendMaxShare, tenant.FieldPointsSpendMaxShareSilver, tenant.FieldPointsSpendMaxShareGold, tenant.FieldPointsSpendMaxShareDiamond:
 			values[i] = &sql.NullScanner{S: new(decimal.Decimal)}
-		case tenant.FieldPointsSpendChannels, tenant.FieldCorsOrigins:
+		case tenant.FieldPointsSpendChannels, tenant.FieldCashbackSpendChannels, tenant.FieldCorsOrigins:
 			values[i] = new([]byte)
-		case tenant.FieldSaleTolerance, tenant.FieldPointsPerReal:
+		case tenant.FieldSaleTolerance, tenant.FieldPointsPerReal, tenant.FieldCashbackSpendMaxShare, tenant.FieldCashbackSpendMin:
 			values[i] = new(decimal.Decimal)
 		case tenant.FieldActive, tenant.FieldPreRegistration, tenant.FieldSaleRegistration, tenant.FieldCashbackAsPoints:
 			values[i] = new(sql.NullBool)
@@ -287,6 +293,26 @@ func (_m *Tenant) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field cashback_as_points", values[i])
 			} else if value.Valid {
 				_m.CashbackAsPoints = value.Bool
+			}
+		case tenant.FieldCashbackSpendChannels:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field cashback_spend_channels", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.CashbackSpendChannels); err != nil {
+					return fmt.Errorf("unmarshal field cashback_spend_channels: %w", err)
+				}
+			}
+		case tenant.FieldCashbackSpendMaxShare:
+			if value, ok := values[i].(*decimal.Decimal); !ok {
+				return fmt.Errorf("unexpected type %T for field cashback_spend_max_share", values[i])
+			} else if value != nil {
+				_m.CashbackSpendMaxShare = *value
+			}
+		case tenant.FieldCashbackSpendMin:
+			if value, ok := values[i].(*decimal.Decimal); !ok {
+				return fmt.Errorf("unexpected type %T for field cashback_spend_min", values[i])
+			} else if value != nil {
+				_m.CashbackSpendMin = *value
 			}
 		case tenant.FieldLevelGraceDays:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -488,6 +514,15 @@ func (_m *Tenant) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("cashback_as_points=")
 	builder.WriteString(fmt.Sprintf("%v", _m.CashbackAsPoints))
+	builder.WriteString(", ")
+	builder.WriteString("cashback_spend_channels=")
+	builder.WriteString(fmt.Sprintf("%v", _m.CashbackSpendChannels))
+	builder.WriteString(", ")
+	builder.WriteString("cashback_spend_max_share=")
+	builder.WriteString(fmt.Sprintf("%v", _m.CashbackSpendMaxShare))
+	builder.WriteString(", ")
+	builder.WriteString("cashback_spend_min=")
+	builder.WriteString(fmt.Sprintf("%v", _m.CashbackSpendMin))
 	builder.WriteString(", ")
 	builder.WriteString("level_grace_days=")
 	builder.WriteString(fmt.Sprintf("%v", _m.LevelGraceDays))

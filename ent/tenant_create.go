@@ -271,6 +271,40 @@ func (_c *TenantCreate) SetNillableCashbackAsPoints(v *bool) *TenantCreate {
 	return _c
 }
 
+// SetCashbackSpendChannels sets the "cashback_spend_channels" field.
+func (_c *TenantCreate) SetCashbackSpendChannels(v []string) *TenantCreate {
+	_c.mutation.SetCashbackSpendChannels(v)
+	return _c
+}
+
+// SetCashbackSpendMaxShare sets the "cashback_spend_max_share" field.
+func (_c *TenantCreate) SetCashbackSpendMaxShare(v decimal.Decimal) *TenantCreate {
+	_c.mutation.SetCashbackSpendMaxShare(v)
+	return _c
+}
+
+// SetNillableCashbackSpendMaxShare sets the "cashback_spend_max_share" field if the given value is not nil.
+func (_c *TenantCreate) SetNillableCashbackSpendMaxShare(v *decimal.Decimal) *TenantCreate {
+	if v != nil {
+		_c.SetCashbackSpendMaxShare(*v)
+	}
+	return _c
+}
+
+// SetCashbackSpendMin sets the "cashback_spend_min" field.
+func (_c *TenantCreate) SetCashbackSpendMin(v decimal.Decimal) *TenantCreate {
+	_c.mutation.SetCashbackSpendMin(v)
+	return _c
+}
+
+// SetNillableCashbackSpendMin sets the "cashback_spend_min" field if the given value is not nil.
+func (_c *TenantCreate) SetNillableCashbackSpendMin(v *decimal.Decimal) *TenantCreate {
+	if v != nil {
+		_c.SetCashbackSpendMin(*v)
+	}
+	return _c
+}
+
 // SetLevelGraceDays sets the "level_grace_days" field.
 func (_c *TenantCreate) SetLevelGraceDays(v int) *TenantCreate {
 	_c.mutation.SetLevelGraceDays(v)
@@ -584,6 +618,18 @@ func (_c *TenantCreate) defaults() error {
 		v := tenant.DefaultCashbackAsPoints
 		_c.mutation.SetCashbackAsPoints(v)
 	}
+	if _, ok := _c.mutation.CashbackSpendChannels(); !ok {
+		v := tenant.DefaultCashbackSpendChannels
+		_c.mutation.SetCashbackSpendChannels(v)
+	}
+	if _, ok := _c.mutation.CashbackSpendMaxShare(); !ok {
+		v := tenant.DefaultCashbackSpendMaxShare
+		_c.mutation.SetCashbackSpendMaxShare(v)
+	}
+	if _, ok := _c.mutation.CashbackSpendMin(); !ok {
+		v := tenant.DefaultCashbackSpendMin
+		_c.mutation.SetCashbackSpendMin(v)
+	}
 	if _, ok := _c.mutation.LevelGraceDays(); !ok {
 		v := tenant.DefaultLevelGraceDays
 		_c.mutation.SetLevelGraceDays(v)
@@ -703,6 +749,15 @@ func (_c *TenantCreate) check() error {
 	}
 	if _, ok := _c.mutation.CashbackAsPoints(); !ok {
 		return &ValidationError{Name: "cashback_as_points", err: errors.New(`ent: missing required field "Tenant.cashback_as_points"`)}
+	}
+	if _, ok := _c.mutation.CashbackSpendChannels(); !ok {
+		return &ValidationError{Name: "cashback_spend_channels", err: errors.New(`ent: missing required field "Tenant.cashback_spend_channels"`)}
+	}
+	if _, ok := _c.mutation.CashbackSpendMaxShare(); !ok {
+		return &ValidationError{Name: "cashback_spend_max_share", err: errors.New(`ent: missing required field "Tenant.cashback_spend_max_share"`)}
+	}
+	if _, ok := _c.mutation.CashbackSpendMin(); !ok {
+		return &ValidationError{Name: "cashback_spend_min", err: errors.New(`ent: missing required field "Tenant.cashback_spend_min"`)}
 	}
 	if _, ok := _c.mutation.LevelGraceDays(); !ok {
 		return &ValidationError{Name: "level_grace_days", err: errors.New(`ent: missing required field "Tenant.level_grace_days"`)}
@@ -907,6 +962,18 @@ func (_c *TenantCreate) createSpec() (*Tenant, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.CashbackAsPoints(); ok {
 		_spec.SetField(tenant.FieldCashbackAsPoints, field.TypeBool, value)
 		_node.CashbackAsPoints = value
+	}
+	if value, ok := _c.mutation.CashbackSpendChannels(); ok {
+		_spec.SetField(tenant.FieldCashbackSpendChannels, field.TypeJSON, value)
+		_node.CashbackSpendChannels = value
+	}
+	if value, ok := _c.mutation.CashbackSpendMaxShare(); ok {
+		_spec.SetField(tenant.FieldCashbackSpendMaxShare, field.TypeOther, value)
+		_node.CashbackSpendMaxShare = value
+	}
+	if value, ok := _c.mutation.CashbackSpendMin(); ok {
+		_spec.SetField(tenant.FieldCashbackSpendMin, field.TypeOther, value)
+		_node.CashbackSpendMin = value
 	}
 	if value, ok := _c.mutation.LevelGraceDays(); ok {
 		_spec.SetField(tenant.FieldLevelGraceDays, field.TypeInt, value)

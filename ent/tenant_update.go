@@ -329,6 +329,46 @@ func (_u *TenantUpdate) SetNillableCashbackAsPoints(v *bool) *TenantUpdate {
 	return _u
 }
 
+// SetCashbackSpendChannels sets the "cashback_spend_channels" field.
+func (_u *TenantUpdate) SetCashbackSpendChannels(v []string) *TenantUpdate {
+	_u.mutation.SetCashbackSpendChannels(v)
+	return _u
+}
+
+// AppendCashbackSpendChannels appends value to the "cashback_spend_channels" field.
+func (_u *TenantUpdate) AppendCashbackSpendChannels(v []string) *TenantUpdate {
+	_u.mutation.AppendCashbackSpendChannels(v)
+	return _u
+}
+
+// SetCashbackSpendMaxShare sets the "cashback_spend_max_share" field.
+func (_u *TenantUpdate) SetCashbackSpendMaxShare(v decimal.Decimal) *TenantUpdate {
+	_u.mutation.SetCashbackSpendMaxShare(v)
+	return _u
+}
+
+// SetNillableCashbackSpendMaxShare sets the "cashback_spend_max_share" field if the given value is not nil.
+func (_u *TenantUpdate) SetNillableCashbackSpendMaxShare(v *decimal.Decimal) *TenantUpdate {
+	if v != nil {
+		_u.SetCashbackSpendMaxShare(*v)
+	}
+	return _u
+}
+
+// SetCashbackSpendMin sets the "cashback_spend_min" field.
+func (_u *TenantUpdate) SetCashbackSpendMin(v decimal.Decimal) *TenantUpdate {
+	_u.mutation.SetCashbackSpendMin(v)
+	return _u
+}
+
+// SetNillableCashbackSpendMin sets the "cashback_spend_min" field if the given value is not nil.
+func (_u *TenantUpdate) SetNillableCashbackSpendMin(v *decimal.Decimal) *TenantUpdate {
+	if v != nil {
+		_u.SetCashbackSpendMin(*v)
+	}
+	return _u
+}
+
 // SetLevelGraceDays sets the "level_grace_days" field.
 func (_u *TenantUpdate) SetLevelGraceDays(v int) *TenantUpdate {
 	_u.mutation.ResetLevelGraceDays()
@@ -871,6 +911,20 @@ func (_u *TenantUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.CashbackAsPoints(); ok {
 		_spec.SetField(tenant.FieldCashbackAsPoints, field.TypeBool, value)
 	}
+	if value, ok := _u.mutation.CashbackSpendChannels(); ok {
+		_spec.SetField(tenant.FieldCashbackSpendChannels, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedCashbackSpendChannels(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, tenant.FieldCashbackSpendChannels, value)
+		})
+	}
+	if value, ok := _u.mutation.CashbackSpendMaxShare(); ok {
+		_spec.SetField(tenant.FieldCashbackSpendMaxShare, field.TypeOther, value)
+	}
+	if value, ok := _u.mutation.CashbackSpendMin(); ok {
+		_spec.SetField(tenant.FieldCashbackSpendMin, field.TypeOther, value)
+	}
 	if value, ok := _u.mutation.LevelGraceDays(); ok {
 		_spec.SetField(tenant.FieldLevelGraceDays, field.TypeInt, value)
 	}
@@ -1317,6 +1371,46 @@ func (_u *TenantUpdateOne) SetCashbackAsPoints(v bool) *TenantUpdateOne {
 func (_u *TenantUpdateOne) SetNillableCashbackAsPoints(v *bool) *TenantUpdateOne {
 	if v != nil {
 		_u.SetCashbackAsPoints(*v)
+	}
+	return _u
+}
+
+// SetCashbackSpendChannels sets the "cashback_spend_channels" field.
+func (_u *TenantUpdateOne) SetCashbackSpendChannels(v []string) *TenantUpdateOne {
+	_u.mutation.SetCashbackSpendChannels(v)
+	return _u
+}
+
+// AppendCashbackSpendChannels appends value to the "cashback_spend_channels" field.
+func (_u *TenantUpdateOne) AppendCashbackSpendChannels(v []string) *TenantUpdateOne {
+	_u.mutation.AppendCashbackSpendChannels(v)
+	return _u
+}
+
+// SetCashbackSpendMaxShare sets the "cashback_spend_max_share" field.
+func (_u *TenantUpdateOne) SetCashbackSpendMaxShare(v decimal.Decimal) *TenantUpdateOne {
+	_u.mutation.SetCashbackSpendMaxShare(v)
+	return _u
+}
+
+// SetNillableCashbackSpendMaxShare sets the "cashback_spend_max_share" field if the given value is not nil.
+func (_u *TenantUpdateOne) SetNillableCashbackSpendMaxShare(v *decimal.Decimal) *TenantUpdateOne {
+	if v != nil {
+		_u.SetCashbackSpendMaxShare(*v)
+	}
+	return _u
+}
+
+// SetCashbackSpendMin sets the "cashback_spend_min" field.
+func (_u *TenantUpdateOne) SetCashbackSpendMin(v decimal.Decimal) *TenantUpdateOne {
+	_u.mutation.SetCashbackSpendMin(v)
+	return _u
+}
+
+// SetNillableCashbackSpendMin sets the "cashback_spend_min" field if the given value is not nil.
+func (_u *TenantUpdateOne) SetNillableCashbackSpendMin(v *decimal.Decimal) *TenantUpdateOne {
+	if v != nil {
+		_u.SetCashbackSpendMin(*v)
 	}
 	return _u
 }
@@ -1892,6 +1986,20 @@ func (_u *TenantUpdateOne) sqlSave(ctx context.Context) (_node *Tenant, err erro
 	}
 	if value, ok := _u.mutation.CashbackAsPoints(); ok {
 		_spec.SetField(tenant.FieldCashbackAsPoints, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.CashbackSpendChannels(); ok {
+		_spec.SetField(tenant.FieldCashbackSpendChannels, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedCashbackSpendChannels(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, tenant.FieldCashbackSpendChannels, value)
+		})
+	}
+	if value, ok := _u.mutation.CashbackSpendMaxShare(); ok {
+		_spec.SetField(tenant.FieldCashbackSpendMaxShare, field.TypeOther, value)
+	}
+	if value, ok := _u.mutation.CashbackSpendMin(); ok {
+		_spec.SetField(tenant.FieldCashbackSpendMin, field.TypeOther, value)
 	}
 	if value, ok := _u.mutation.LevelGraceDays(); ok {
 		_spec.SetField(tenant.FieldLevelGraceDays, field.TypeInt, value)

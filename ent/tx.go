@@ -92,6 +92,8 @@ type Tx struct {
 	Wallet *WalletClient
 	// WalletEntry is the client for interacting with the WalletEntry builders.
 	WalletEntry *WalletEntryClient
+	// WalletHold is the client for interacting with the WalletHold builders.
+	WalletHold *WalletHoldClient
 	// WalletLot is the client for interacting with the WalletLot builders.
 	WalletLot *WalletLotClient
 	// WebhookAttempt is the client for interacting with the WebhookAttempt builders.
@@ -270,6 +272,7 @@ func (tx *Tx) init() {
 	tx.ValidationToken = NewValidationTokenClient(tx.config)
 	tx.Wallet = NewWalletClient(tx.config)
 	tx.WalletEntry = NewWalletEntryClient(tx.config)
+	tx.WalletHold = NewWalletHoldClient(tx.config)
 	tx.WalletLot = NewWalletLotClient(tx.config)
 	tx.WebhookAttempt = NewWebhookAttemptClient(tx.config)
 	tx.WebhookDelivery = NewWebhookDeliveryClient(tx.config)

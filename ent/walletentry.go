@@ -14,7 +14,7 @@ import (
 	"github.com/fideliza/fideliza/ent/walletentry"
 )
 
-// One movement of a customer's money wallet (cashback in R$): a credit, a debit, an expiry or a reversal. Entries are never changed.
+// One movement of a customer's money wallet (cashback in R$): a credit, a debit, an expiry, a reversal or a refund. Entries are never changed.
 type WalletEntry struct {
 	config `json:"-"`
 	// ID of the ent.
@@ -28,7 +28,7 @@ type WalletEntry struct {
 	CustomerID string `json:"customer_id,omitempty"`
 	// The wallet that moved: cashback.
 	Wallet walletentry.Wallet `json:"wallet,omitempty"`
-	// credit: a cashback credited; debit: spent; expiration: a lot expired; reversal: a credit undone, taken from the balance and, when spent, owed as a debt.
+	// credit: a cashback credited; debit: spent; expiration: a lot expired; reversal: a credit undone, taken from the balance and, when spent, owed as a debt; refund: cents a payment spent given back (its order rolled back), spendable at once.
 	Kind walletentry.Kind `json:"kind,omitempty"`
 	// Signed change in cents (GraphQL's amount, in R$).
 	AmountCents int64 `json:"amount_cents,omitempty"`

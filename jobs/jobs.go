@@ -85,9 +85,9 @@ type NotifyExpiringPoints struct{}
 
 func (NotifyExpiringPoints) Kind() string { return "notify_expiring_points" }
 
-// UpkeepWallets releases the money wallets' lots whose pending period is
-// over, expires those whose time has come and records cashback.expiring
-// for those expiring soon.
+// UpkeepWallets marks released the money wallets' lapsed holds, releases
+// their lots whose pending period is over, expires those whose time has
+// come and records cashback.expiring for those expiring soon.
 type UpkeepWallets struct{}
 
 func (UpkeepWallets) Kind() string { return "upkeep_wallets" }

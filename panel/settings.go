@@ -49,6 +49,21 @@ func decimalSetting(dst func(*backoffice.TenantSettings) **decimal.Decimal) func
 	}
 }
 
+// channelsSetting sets a list of channels, comma-separated, through dst:
+// empty is none.
+func channelsSetting(dst func(*backoffice.TenantSettings) **[]string) func(*backoffice.TenantSettings, string) error {
+	return func(s *backoffice.TenantSettings, v string) error {
+		chans := []string{}
+		for c := range strings.SplitSeq(v, ",") {
+			if c = strings.TrimSpace(c); c != "" {
+				chans = append(chans, c)
+			}
+		}
+		*dst(s) = &chans
+		return nil
+	}
+}
+
 // levelShareSetting is a level's own share of a sale payable with points:
 // empty sends the level back to the programme's share.
 func levelShareSetting(level customer.Level, label, hint string) settingField {
@@ -109,16 +124,13 @@ func settingFields(stored, shown map[string]string) []settingField {
 		levelShareSetting(customer.LevelGold, "Largest share payable with points, gold", ""),
 		levelShareSetting(customer.LevelDiamond, "Largest share payable with points, diamond", ""),
 		{Name: "points_spend_channels", Label: "Points pay as money at", Hint: "pdv, ecommerce, comma-separated; empty: nowhere.", Clearable: true,
-			set: func(s *backoffice.TenantSettings, v string) error {
-				chans := []string{}
-				for c := range strings.SplitSeq(v, ",") {
-					if c = strings.TrimSpace(c); c != "" {
-						chans = append(chans, c)
-					}
-				}
-				s.PointsSpendChannels = &chans
-				return nil
-			}},
+			set: channelsSetting(func(s *backoffice.TenantSettings) **[]string { return &s.PointsSpendChannels })},
+		{Name: "cashback_spend_channels", Label: "Cashback pays at", Hint: "pdv, ecommerce, comma-separated; empty: nowhere.", Clearable: true,
+			set: channelsSetting(func(s *backoffice.TenantSettings) **[]string { return &s.CashbackSpendChannels })},
+		{Name: "cashback_spend_max_share", Label: "Largest share payable with cashback", Hint: "0 to 1 (0.1: a tenth of a sale).", Decimal: true,
+			set: decimalSetting(func(s *backoffice.TenantSettings) **decimal.Decimal { return &s.CashbackSpendMaxShare })},
+		{Name: "cashback_spend_min", Label: "Fewest R$ of cashback spent at once", Hint: "0 (any) to 10000.", Decimal: true,
+			set: decimalSetting(func(s *backoffice.TenantSettings) **decimal.Decimal { return &s.CashbackSpendMin })},
 		{Name: "churn_refit_days", Label: "Churn model refitted every (days)", Hint: "1 to 90; customers are scored daily.",
 			set: intSetting(func(s *backoffice.TenantSettings) **int { return &s.ChurnRefitDays })},
 	}
@@ -166,6 +178,8 @@ func storedSettings(t *ent.Tenant) map[string]string {
 		"churn_refit_days": strconv.Itoa(t.ChurnRefitDays),
 		"points_value":     rules.Value.String(), "points_spend_min": strconv.FormatInt(t.PointsSpendMin, 10),
 		"points_spend_max_share": rules.MaxShare.String(), "points_spend_channels": strings.Join(t.PointsSpendChannels, ","),
+		"cashback_spend_channels": strings.Join(t.CashbackSpendChannels, ","), "cashback_spend_max_share": t.CashbackSpendMaxShare.String(),
+		"cashback_spend_min": t.CashbackSpendMin.StringFixed(2),
 	}
 	for level, share := range loyalty.LevelShares(t) {
 		stored["points_spend_max_share_"+string(level)] = ""

@@ -394,6 +394,18 @@ func TestPanelHTTP(t *testing.T) {
 			}
 		}
 
+		// The rules of cashback spent: shown with their defaults, changed, and spending turned off.
+		require.Contains(t, page, `name="cashback_spend_channels" value="ecommerce,pdv"`)
+		res = c.post(t, "/panel/settings", url.Values{"cashback_spend_channels": {""}, "cashback_spend_max_share": {"0.1"},
+			"cashback_spend_min": {"5"}})
+		require.Equal(t, http.StatusSeeOther, res.status, "%s", res.body)
+		page = requirePanelPage(t, c.get(t, res.header.Get("Location")))
+		require.Contains(t, page, `name="cashback_spend_min" value="5.00"`)
+		stored, err = f.app.DB.Ent.Tenant.Get(viewer.SystemContext(context.Background()), tn.ID)
+		require.NoError(t, err)
+		require.Equal(t, []any{[]string{}, "0.1", "5"}, []any{stored.CashbackSpendChannels, stored.CashbackSpendMaxShare.String(),
+			stored.CashbackSpendMin.String()})
+
 		// An analyst reads them and cannot change them.
 		analyst := f.panelClient(t)
 		analyst.signIn(t, f.userToken(t, tn.ID, viewer.RoleAnalyst))

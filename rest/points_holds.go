@@ -3,6 +3,8 @@ package rest
 import (
 	"encoding/json"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/fideliza/fideliza/app/loyalty"
 )
 
@@ -21,14 +23,22 @@ func readOrderHold(b *binder) loyalty.OrderHoldInput {
 		Amount: number(p, "amount", body.Amount), OrderAmount: number(p, "order_amount", body.OrderAmount)}
 }
 
-// readCapture reads POST /v1/points/holds/{id}/capture.
-func readCapture(b *binder) onPath[loyalty.CaptureInput] {
+// captureInput is what a hold's capture names, whichever wallet it holds:
+// the order, placed, and its payable total.
+type captureInput = struct {
+	OrderID     string
+	OrderAmount *decimal.Decimal
+}
+
+// readCapture reads POST /v1/points/holds/{id}/capture and
+// /v1/wallets/holds/{id}/capture.
+func readCapture[In ~captureInput](b *binder) onPath[In] {
 	body := jsonBody[struct {
 		OrderID     string      `json:"order_id"`
 		OrderAmount *jsonNumber `json:"order_amount"`
 	}](b)
-	return onPath[loyalty.CaptureInput]{id: pathID(b), in: loyalty.CaptureInput{OrderID: body.OrderID,
-		OrderAmount: number(&b.problems, "order_amount", body.OrderAmount)}}
+	return onPath[In]{id: pathID(b), in: In(captureInput{OrderID: body.OrderID,
+		OrderAmount: number(&b.problems, "order_amount", body.OrderAmount)})}
 }
 
 // orderHoldJSON is an online order's points hold; its fields are in the

@@ -54,6 +54,9 @@ func (s *server) bearerRoutes() []route {
 		{"GET", "/v1/customers/{id}/export", privacy.Rules.WriteCustomerExport.Scope(), s.exportCustomer},
 		{"GET", "/v1/customers/{id}/wallets", wallets.Rules.Wallets.Scope(), handleWith(v1, http.StatusOK, pathID, s.app.Wallets.Wallets, renderWallets)},
 		{"GET", "/v1/customers/{id}/wallets/{wallet}/entries", wallets.Rules.Entries.Scope(), handleWith(v1, http.StatusOK, readWalletEntries, s.walletEntries, renderWalletEntries)},
+		{"POST", "/v1/wallets/holds", wallets.Rules.HoldCashback.Scope(), handle(v1, http.StatusCreated, readWalletHold, s.app.Wallets.HoldCashback, renderWalletHold)},
+		{"POST", "/v1/wallets/holds/{id}/capture", wallets.Rules.CaptureHold.Scope(), handle(v1, http.StatusOK, readCapture[wallets.CaptureInput], onPathOp(s.app.Wallets.CaptureHold), renderWalletHold)},
+		{"POST", "/v1/wallets/holds/{id}/rollback", wallets.Rules.RollbackHold.Scope(), handle(v1, http.StatusOK, readRollback, onPathOp(s.app.Wallets.RollbackHold), renderWalletHold)},
 
 		{"POST", "/v1/gift-cards", giftcards.Rules.IssueGiftCards.Scope(), handle(v1, http.StatusCreated, readIssue, s.app.GiftCards.IssueGiftCards, renderIssued)},
 		{"GET", "/v1/gift-cards", giftcards.Rules.GiftCards.Scope(), handle(v1, http.StatusOK, readGiftCardPage, pagedOp(s.app.GiftCards.GiftCards), giftCardPage)},
@@ -106,7 +109,7 @@ func (s *server) pointsRoutes(prefix string) []route {
 		{"POST", prefix + "/points/debit", loyalty.Rules.DebitPoints.Scope(), handle(v1, http.StatusCreated, readDebit, s.app.Loyalty.DebitPoints, renderDebit)},
 		{"POST", prefix + "/points/reverse", loyalty.Rules.ReversePoints.Scope(), handle(v1, http.StatusCreated, readReverse, s.app.Loyalty.ReversePoints, renderReverse)},
 		{"POST", prefix + "/points/holds", loyalty.Rules.HoldOrderPoints.Scope(), handle(v1, http.StatusCreated, readOrderHold, s.app.Loyalty.HoldOrderPoints, renderOrderHold)},
-		{"POST", prefix + "/points/holds/{id}/capture", loyalty.Rules.CaptureOrderPoints.Scope(), handle(v1, http.StatusOK, readCapture, onPathOp(s.app.Loyalty.CaptureOrderPoints), renderOrderHold)},
+		{"POST", prefix + "/points/holds/{id}/capture", loyalty.Rules.CaptureOrderPoints.Scope(), handle(v1, http.StatusOK, readCapture[loyalty.CaptureInput], onPathOp(s.app.Loyalty.CaptureOrderPoints), renderOrderHold)},
 		{"POST", prefix + "/points/holds/{id}/rollback", loyalty.Rules.RollbackOrderPoints.Scope(), handle(v1, http.StatusOK, readRollback, onPathOp(s.app.Loyalty.RollbackOrderPoints), renderOrderHold)},
 		{"GET", prefix + "/points/balance/{customer_id}", loyalty.Rules.Balance.Scope(), handle(v1, http.StatusOK, pathCustomerID, s.app.Loyalty.Balance, renderBalance)},
 		{"GET", prefix + "/points/statement/{customer_id}", loyalty.Rules.Statement.Scope(), handleWith(v1, http.StatusOK, readStatement, s.statement, renderStatement)},

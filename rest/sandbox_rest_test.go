@@ -64,7 +64,7 @@ var sandboxIDKinds = map[string][]string{
 	"sales": {pid.Sale}, "sale_id": {pid.Sale}, "saleId": {pid.Sale}, "clients": {pid.Client},
 	"redemptions": {pid.Redemption}, "events": {pid.Event}, "event_id": {pid.Event},
 	"webhooks": {pid.Webhook}, "endpoints": {pid.Webhook}, "endpoint_id": {pid.Webhook},
-	"holds": {pid.PointsHold}, "deliveries": {pid.Delivery}, "delivery_id": {pid.Delivery}, "attempts": {pid.Attempt},
+	"holds": {pid.PointsHold, pid.WalletHold}, "deliveries": {pid.Delivery}, "delivery_id": {pid.Delivery}, "attempts": {pid.Attempt},
 }
 
 // sandboxIDsFor returns the ids among ids to put in a route's parameter: those of
@@ -182,7 +182,9 @@ func (s *sandboxCase) restBody(t *testing.T, key string) map[string]any {
 		return map[string]any{"customer_id": own, "order_id": "sandbox-order", "validation_token": token, "amount_paid": 90}
 	case "POST /v1/campaigns/{id}/coupons":
 		return map[string]any{"codes": []string{"SANDBOX-1"}}
-	case "POST /points/holds/{id}/capture", "POST /v1/points/holds/{id}/capture":
+	case "POST /v1/wallets/holds":
+		return map[string]any{"customer_id": prod.customers[0].ID, "wallet": "cashback", "order_id": "sandbox-order", "amount": 1}
+	case "POST /points/holds/{id}/capture", "POST /v1/points/holds/{id}/capture", "POST /v1/wallets/holds/{id}/capture":
 		return map[string]any{"order_id": "sandbox-order", "order_amount": 100}
 	case "POST /v1/products":
 		return map[string]any{"products": []any{map[string]any{"sku": "SANDBOX-1", "name": "Sandbox"}}}
@@ -212,7 +214,7 @@ var (
 	sandboxBodyRefs = map[string]bool{
 		"POST /v1/campaigns": true, "POST /points/credit": true, "POST /v1/points/credit": true,
 		"POST /points/debit": true, "POST /v1/points/debit": true, "POST /v1/campaigns/validate": true,
-		"POST /points/holds": true, "POST /v1/points/holds": true,
+		"POST /points/holds": true, "POST /v1/points/holds": true, "POST /v1/wallets/holds": true,
 		"POST /v1/segments": true,
 	}
 	sandboxCollections = map[string]bool{

@@ -18,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointshold"
 	"github.com/fideliza/fideliza/ent/store"
+	"github.com/fideliza/fideliza/ent/wallethold"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
@@ -155,14 +156,20 @@ func (s *sandboxCase) seedWebhooks(t *testing.T) {
 	}
 }
 
-// seedHold gives the production tenant an online order's open points hold.
+// seedHold gives the production tenant an online order's open points hold
+// and cashback hold.
 func (s *sandboxCase) seedHold(t *testing.T) {
 	t.Helper()
+	ctx := viewer.TenantContext(sys(), s.prod.tenantID)
 	h, err := s.db.Ent.PointsHold.Create().SetCustomerID(s.prod.customers[0].ID).SetChannel(pointshold.ChannelEcommerce).
 		SetSession("ecommerce:" + prodMark + "pedido").SetPoints(100).SetAmount(decimal.NewFromInt(1)).
-		SetExpiresAt(time.Now().Add(time.Hour)).Save(viewer.TenantContext(sys(), s.prod.tenantID))
+		SetExpiresAt(time.Now().Add(time.Hour)).Save(ctx)
 	require.NoError(t, err)
-	s.prod.allIDs = append(s.prod.allIDs, h.ID)
+	w, err := s.db.Ent.WalletHold.Create().SetCustomerID(s.prod.customers[0].ID).SetWallet(wallethold.WalletCashback).
+		SetChannel(wallethold.ChannelEcommerce).SetSession("ecommerce:cashback:" + prodMark + "pedido").SetCents(100).
+		SetExpiresAt(time.Now().Add(time.Hour)).Save(ctx)
+	require.NoError(t, err)
+	s.prod.allIDs = append(s.prod.allIDs, h.ID, w.ID)
 }
 
 // webhookState reads the production tenant's webhook rows, as the system.

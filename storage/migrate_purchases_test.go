@@ -42,10 +42,12 @@ func TestMigrationCountsPurchases(t *testing.T) {
 			`ALTER TABLE customers DROP COLUMN last_purchase_at`,
 			`ALTER TABLE customers DROP COLUMN last_purchase_unix`,
 			// And without what the later migrations add (0051's wallets,
-			// 0053's gift cards).
-			`DROP TABLE wallet_lots`, `DROP TABLE wallet_entries`, `DROP TABLE wallets`,
+			// 0052's holds and spending rules, 0053's gift cards).
+			`DROP TABLE wallet_holds`, `DROP TABLE wallet_lots`, `DROP TABLE wallet_entries`, `DROP TABLE wallets`,
 			`DROP TABLE gift_card_entries`, `DROP TABLE gift_cards`,
 			`ALTER TABLE tenants DROP COLUMN cashback_as_points`,
+			`ALTER TABLE tenants DROP COLUMN cashback_spend_channels`, `ALTER TABLE tenants DROP COLUMN cashback_spend_max_share`,
+			`ALTER TABLE tenants DROP COLUMN cashback_spend_min`,
 			`DELETE FROM fideliza_migrations WHERE version >= 48`,
 		} {
 			_, err := db.SQL.ExecContext(ctx, q)

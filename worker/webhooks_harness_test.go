@@ -30,6 +30,7 @@ import (
 	"github.com/fideliza/fideliza/app/giftcards"
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/app/pos"
+	"github.com/fideliza/fideliza/app/wallets"
 	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/giftcard"
 	"github.com/fideliza/fideliza/domain/opt"
@@ -344,6 +345,18 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	}
 	upkeepGiftCards()
 
+	// cashback.spent and cashback.refunded: R$ 1.00 of it pays an online
+	// order, which is then cancelled (the refund expires a year on, beyond
+	// the notices).
+	wh, err := b.app.Wallets.HoldCashback(b.ctx, wallets.OrderHoldInput{CustomerID: cust.ID, Wallet: "cashback",
+		OrderID: "order-cb", Amount: opt.Of(decimal.NewFromInt(1)).Ptr()})
+	require.NoError(t, err)
+	_, err = b.app.Wallets.CaptureHold(b.ctx, wh.Hold.ID, wallets.CaptureInput{OrderID: "order-cb",
+		OrderAmount: opt.Of(decimal.NewFromInt(20)).Ptr()})
+	require.NoError(t, err)
+	_, err = b.app.Wallets.RollbackHold(b.ctx, wh.Hold.ID, "order cancelled")
+	require.NoError(t, err)
+
 	// sale.processed: a sale registered by the POS and processed by its job,
 	// with a campaign's discount on its coffee: R$ 11.50 paid, 11 points.
 	_, err = b.app.Backoffice.CreateStore(b.sys, b.tenant, "LOJA-01", "Loja Centro")
@@ -447,6 +460,9 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	require.EqualValues(t, 100, byType[outbox.PointsSpent].Data["points"])
 	require.Equal(t, s.ID, byType[outbox.PointsSpent].Data["sale_id"])
 	require.Equal(t, discount.ID, byType[outbox.RedemptionRolledBack].Data["campaign_id"])
+	require.Equal(t, []any{"order-cb", wh.Hold.ID, "1.00"}, []any{byType[outbox.CashbackSpent].Data["order_id"],
+		byType[outbox.CashbackSpent].Data["hold_id"], byType[outbox.CashbackSpent].Data["amount"]})
+	require.Equal(t, "1.00", byType[outbox.CashbackRefunded].Data["amount"])
 	require.EqualValues(t, 2, byType[outbox.GiftCardIssued].Data["count"])
 	require.Equal(t, giftCards[2], byType[outbox.GiftCardActivated].SubjectID)
 	require.Equal(t, "30.00", byType[outbox.GiftCardActivated].Data["amount"])

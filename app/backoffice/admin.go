@@ -28,6 +28,9 @@ const maxPendingDays = 90
 // MaxPointsSpendMin bounds the fewest points a customer may spend at once.
 const MaxPointsSpendMin = 1_000_000
 
+// maxCashbackSpendMin bounds the fewest R$ of cashback spent at once.
+const maxCashbackSpendMin = 10_000
+
 // TenantSettings are the settings an operator or admin may change; nil
 // leaves a setting as it is.
 type TenantSettings struct {
@@ -53,6 +56,13 @@ type TenantSettings struct {
 	// CashbackAsPoints: cashback campaigns credit points (true) or R$ to
 	// the customer's cashback wallet (false).
 	CashbackAsPoints *bool
+	// The cashback wallet spent: the channels where it pays (pdv,
+	// ecommerce; an empty list turns spending off), the largest share of a
+	// sale or order payable with it (0 to 1) and the fewest R$ spent at
+	// once.
+	CashbackSpendChannels *[]string
+	CashbackSpendMaxShare *decimal.Decimal
+	CashbackSpendMin      *decimal.Decimal
 	// Points spent as money: the R$ value of a point, the fewest points
 	// spent at once, the largest share of a sale payable with points (0 to
 	// 1), and the channels where it is allowed (pdv, ecommerce; an empty
@@ -100,6 +110,9 @@ func (s TenantSettings) changed() map[string]any {
 	add("points_pending_days", s.PointsPendingDays != nil, func() any { return *s.PointsPendingDays })
 	add("level_grace_days", s.LevelGraceDays != nil, func() any { return *s.LevelGraceDays })
 	add("cashback_as_points", s.CashbackAsPoints != nil, func() any { return *s.CashbackAsPoints })
+	add("cashback_spend_channels", s.CashbackSpendChannels != nil, func() any { return *s.CashbackSpendChannels })
+	add("cashback_spend_max_share", s.CashbackSpendMaxShare != nil, func() any { return s.CashbackSpendMaxShare.String() })
+	add("cashback_spend_min", s.CashbackSpendMin != nil, func() any { return s.CashbackSpendMin.StringFixed(2) })
 	add("points_value", s.PointsValue != nil, func() any { return s.PointsValue.String() })
 	add("points_spend_min", s.PointsSpendMin != nil, func() any { return *s.PointsSpendMin })
 	add("points_spend_max_share", s.PointsSpendMaxShare != nil, func() any { return s.PointsSpendMaxShare.String() })
@@ -171,12 +184,22 @@ func (a *Service) UpdateTenant(ctx context.Context, id string, s TenantSettings)
 			p.Add("points_spend_max_share_"+string(level), "must be between 0 and 1")
 		}
 	}
-	if ch := s.PointsSpendChannels; ch != nil {
+	for field, ch := range map[string]*[]string{"points_spend_channels": s.PointsSpendChannels,
+		"cashback_spend_channels": s.CashbackSpendChannels} {
+		if ch == nil {
+			continue
+		}
 		for _, c := range *ch {
 			if c != "pdv" && c != "ecommerce" {
-				p.Add("points_spend_channels", "must list only pdv and ecommerce, not %q", c)
+				p.Add(field, "must list only pdv and ecommerce, not %q", c)
 			}
 		}
+	}
+	if v := s.CashbackSpendMaxShare; v != nil && (v.IsNegative() || v.GreaterThan(decimal.NewFromInt(1))) {
+		p.Add("cashback_spend_max_share", "must be between 0 and 1")
+	}
+	if v := s.CashbackSpendMin; v != nil && (v.IsNegative() || !v.Equal(v.Truncate(2)) || v.GreaterThan(decimal.NewFromInt(maxCashbackSpendMin))) {
+		p.Add("cashback_spend_min", "must be between 0 and %d R$, in whole cents", maxCashbackSpendMin)
 	}
 	if m := s.PointsExpiryMonths; m != nil && (*m < 1 || *m > 120) {
 		p.Add("points_expiry_months", "must be between 1 and 120")
@@ -301,6 +324,15 @@ func (s TenantSettings) update(u *ent.TenantUpdateOne) *ent.TenantUpdateOne {
 		u.ClearPointsSpendChannels()
 	case ch != nil:
 		u.SetPointsSpendChannels(slices.Compact(slices.Sorted(slices.Values(*ch))))
+	}
+	if ch := s.CashbackSpendChannels; ch != nil { // [] is kept (no channel), never null (the default)
+		u.SetCashbackSpendChannels(append([]string{}, slices.Compact(slices.Sorted(slices.Values(*ch)))...))
+	}
+	if s.CashbackSpendMaxShare != nil {
+		u.SetCashbackSpendMaxShare(*s.CashbackSpendMaxShare)
+	}
+	if s.CashbackSpendMin != nil {
+		u.SetCashbackSpendMin(*s.CashbackSpendMin)
 	}
 	switch o := s.CORSOrigins; {
 	case o != nil && len(*o) == 0:

@@ -24,7 +24,7 @@ var CustomerFileColumns = []string{"cpf", "name", "email", "external_id", "phone
 
 // CustomerFileRows reads a customer import file, csv (a header line of
 // CustomerFileColumns, then a customer per line) or jsonl (a customer per
-// line, as the body of POST /v1/customers), and yields its rows with their
+// line, with CustomerInput's names), and yields its rows with their
 // line numbers from after: the lines up to after are skipped (a resumed
 // import). A line that cannot be read as a row (not CSV or JSON, longer
 // than MaxImportLine) is yielded with its Err, and the lines after it

@@ -66,7 +66,7 @@ type ImportResult struct {
 // creates a customer or, when its CPF (or else its external id) is a
 // customer's, updates that customer with the row's fields; an invalid row
 // is reported and skipped while the others load. Rows are checked as
-// POST /v1/customers checks them (name, e-mail and CPF required). New
+// CreateCustomer checks them (name, e-mail and CPF required). New
 // customers are written ImportBatch at a time in one transaction each, and
 // the database's triggers keep the counts and the search index.
 //

@@ -205,7 +205,7 @@ func newCustomer(c *ent.Client, in CustomerInput, cpf string, now time.Time) *en
 	return create
 }
 
-// ReplaceCustomer is PUT: the create fields are required and every optional
+// ReplaceCustomer replaces a customer whole: the create fields are required and every optional
 // field absent from in is cleared.
 func (a *Service) ReplaceCustomer(ctx context.Context, id string, in CustomerInput) (*ent.Customer, error) {
 	if err := Rules.ReplaceCustomer.Allow(ctx); err != nil {

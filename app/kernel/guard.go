@@ -3,6 +3,8 @@ package kernel
 import (
 	"strings"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/guard"
 	"github.com/fideliza/fideliza/ent"
@@ -40,6 +42,31 @@ func RequireID(p *apperr.Problems, field, v string) {
 	case len(v) > MaxIDLength:
 		p.Add(field, "must be at most %d characters", MaxIDLength)
 	}
+}
+
+// MaxOrderAmount bounds an order's value in R$: far above any order,
+// within the amount columns.
+const MaxOrderAmount = 1_000_000_000
+
+// CheckOrderAmount adds a problem of field when v, an order's payable
+// value, is not positive, not in whole cents or above MaxOrderAmount, or is
+// missing though required.
+func CheckOrderAmount(p *apperr.Problems, field string, v *decimal.Decimal, required bool) {
+	switch {
+	case v == nil && required:
+		p.Add(field, "is required")
+	case v != nil && (!v.IsPositive() || !v.Equal(v.Truncate(2)) || v.GreaterThan(decimal.NewFromInt(MaxOrderAmount))):
+		p.Add(field, "must be positive, in whole cents, at most %d", MaxOrderAmount)
+	}
+}
+
+// CheckCapture refuses the capture of an online order's hold (points or a
+// wallet's) without the order's id or its payable value.
+func CheckCapture(orderID string, orderAmount *decimal.Decimal) error {
+	var p apperr.Problems
+	RequireID(&p, "order_id", orderID)
+	CheckOrderAmount(&p, "order_amount", orderAmount, true)
+	return p.Err()
 }
 
 // NotFoundAs turns ent's not-found error into the operations' one.

@@ -27,7 +27,6 @@ import (
 const (
 	MaxPointsPerChange = 1_000_000_000
 	expiringWindow     = 30 * 24 * time.Hour
-	maxOrderAmount     = 1_000_000_000 // R$, far above any order, within the amount columns
 )
 
 // CreditInput credits the points of an order.
@@ -76,8 +75,8 @@ func (a *Service) CreditPoints(ctx context.Context, in CreditInput) (*PointsMove
 		switch {
 		case amt.IsNegative() || !amt.Equal(amt.Round(2)):
 			p.Add("amount", "must be a non-negative value in R$ with at most 2 decimal places")
-		case amt.GreaterThan(decimal.NewFromInt(maxOrderAmount)):
-			p.Add("amount", "must be at most R$ %d", maxOrderAmount)
+		case amt.GreaterThan(decimal.NewFromInt(kernel.MaxOrderAmount)):
+			p.Add("amount", "must be at most R$ %d", kernel.MaxOrderAmount)
 		}
 	}
 	if in.Points != nil && (*in.Points <= 0 || *in.Points > MaxPointsPerChange) {

@@ -22,8 +22,8 @@ import (
 // asking again for it answers the same hold.
 const orderSession = ChannelEcommerce + ":"
 
-// OrderHoldInput is POST /v1/points/holds: reserve the points that pay
-// Amount (R$) of the customer's online order.
+// OrderHoldInput asks to reserve the points that pay Amount (R$) of the
+// customer's online order OrderID.
 type OrderHoldInput struct {
 	CustomerID  string
 	OrderID     string
@@ -62,7 +62,7 @@ func (a *Service) HoldOrderPoints(ctx context.Context, in OrderHoldInput) (*Orde
 	if in.Amount == nil {
 		p.Add("amount", "is required")
 	}
-	orderAmount(&p, in.OrderAmount, false)
+	kernel.CheckOrderAmount(&p, "order_amount", in.OrderAmount, false)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -78,19 +78,8 @@ func (a *Service) HoldOrderPoints(ctx context.Context, in OrderHoldInput) (*Orde
 	return &OrderHold{Hold: hold, OrderID: in.OrderID, Replayed: replayed}, nil
 }
 
-// orderAmount checks an order's value: positive, in whole cents, required
-// when required.
-func orderAmount(p *apperr.Problems, v *decimal.Decimal, required bool) {
-	switch {
-	case v == nil && required:
-		p.Add("order_amount", "is required")
-	case v != nil && (!v.IsPositive() || !v.Equal(v.Truncate(2)) || v.GreaterThan(decimal.NewFromInt(maxOrderAmount))):
-		p.Add("order_amount", "must be positive, in whole cents, at most %d", maxOrderAmount)
-	}
-}
-
-// CaptureInput is POST /v1/points/holds/{id}/capture: the order the hold
-// pays is placed, for OrderAmount in all.
+// CaptureInput says the order a hold pays is placed, for OrderAmount in
+// all.
 type CaptureInput struct {
 	OrderID     string
 	OrderAmount *decimal.Decimal
@@ -140,10 +129,7 @@ func (a *Service) CaptureOrderPoints(ctx context.Context, id string, in CaptureI
 	if err := kernel.Guarded("id", id, "", in); err != nil {
 		return nil, err
 	}
-	var p apperr.Problems
-	kernel.RequireID(&p, "order_id", in.OrderID)
-	orderAmount(&p, in.OrderAmount, true)
-	if err := p.Err(); err != nil {
+	if err := kernel.CheckCapture(in.OrderID, in.OrderAmount); err != nil {
 		return nil, err
 	}
 	tenant, err := a.k.TenantSettings(ctx)

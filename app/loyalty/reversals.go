@@ -17,8 +17,8 @@ import (
 	"github.com/fideliza/fideliza/storage"
 )
 
-// ReverseInput is POST /points/reverse: a refund of an order, whole
-// (Amount nil) or of Amount in R$.
+// ReverseInput is a refund of an order, whole (Amount nil) or of Amount in
+// R$.
 type ReverseInput struct {
 	CustomerID, OrderID, ReversalID string
 	Amount                          *decimal.Decimal
@@ -30,8 +30,8 @@ func (in ReverseInput) validate() error {
 	kernel.RequireID(&p, "customer_id", in.CustomerID)
 	kernel.RequireID(&p, "order_id", in.OrderID)
 	kernel.RequireID(&p, "reversal_id", in.ReversalID)
-	if amt := in.Amount; amt != nil && (!amt.IsPositive() || !amt.Equal(amt.Round(2)) || amt.GreaterThan(decimal.NewFromInt(maxOrderAmount))) {
-		p.Add("amount", "must be a positive value in R$ with at most 2 decimal places, up to %d", maxOrderAmount)
+	if amt := in.Amount; amt != nil && (!amt.IsPositive() || !amt.Equal(amt.Round(2)) || amt.GreaterThan(decimal.NewFromInt(kernel.MaxOrderAmount))) {
+		p.Add("amount", "must be a positive value in R$ with at most 2 decimal places, up to %d", kernel.MaxOrderAmount)
 	}
 	if strings.TrimSpace(in.Reason) == "" || len(in.Reason) > 500 {
 		p.Add("reason", "is required (at most 500 characters)")

@@ -54,7 +54,7 @@ type POSItem struct {
 	Increases             json.RawMessage
 }
 
-// AuthorizeInput is POST …/discounts/authorizations.
+// AuthorizeInput is a till's cart asking which discounts its lines get.
 type AuthorizeInput struct {
 	SessionID      string
 	Protocol       string

@@ -75,7 +75,7 @@ func (c POSCustomer) parse(p *apperr.Problems, idRequired, typeOptional bool) (s
 	return d, t
 }
 
-// IdentifyInput is POST …/customers/identify.
+// IdentifyInput asks who the customer at a till is, for the till's session.
 type IdentifyInput struct {
 	SessionID, Protocol string
 	Customer            *POSCustomer

@@ -22,8 +22,8 @@ import (
 // names the hold (holdId) the POS asked for.
 const MethodPoints = "POINTS"
 
-// PointsHoldInput is POST …/points/holds: reserve the points that pay
-// Amount of the identified customer's sale at StoreID.
+// PointsHoldInput asks to reserve the points that pay Amount of the
+// identified customer's sale at StoreID.
 type PointsHoldInput struct {
 	SessionID  string
 	Customer   *POSCustomer

@@ -46,7 +46,8 @@ const (
 	protocolSale    = "PARTNER_V1"
 )
 
-// SaleInput is POST …/sales.
+// SaleInput is a sale a till registers: its receipt, customer, lines and
+// payments.
 type SaleInput struct {
 	Protocol                              string
 	Customer                              *POSCustomer

@@ -31,8 +31,8 @@ var ErrSaleNotProcessed = errors.New("the sale is not processed yet")
 // maxReturnIDLength bounds a return's or cancellation's id.
 const maxReturnIDLength = 64
 
-// SaleReturnInput is POST …/sales/{saleId}/returns (Kind return: the units
-// listed) or …/cancellation (Kind cancellation: every unit not yet returned).
+// SaleReturnInput is a return of a sale (Kind return: the units listed) or
+// its cancellation (Kind cancellation: every unit not yet returned).
 type SaleReturnInput struct {
 	Protocol        string
 	SaleRef         string // the path's saleId: the receipt number, or the sale's id (sal_…)

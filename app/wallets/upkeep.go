@@ -19,16 +19,20 @@ import (
 // recorded, as points.expiring is.
 const ExpiringNoticeWindow = 30 * 24 * time.Hour
 
-// UpkeepWallets releases the lots whose pending period is over, expires
-// those whose time has come, then records cashback.expiring for the lots
-// expiring within ExpiringNoticeWindow: each lot in a transaction of its
-// own, so a crash loses at most the lot in progress and a rerun skips what
-// is done. Each step takes up to kernel.UpkeepBatch lots a run.
+// UpkeepWallets marks released the holds that lapsed (their cents count as
+// available already), releases the lots whose pending period is over,
+// expires those whose time has come, then records cashback.expiring for
+// the lots expiring within ExpiringNoticeWindow: each lot in a transaction
+// of its own, so a crash loses at most the lot in progress and a rerun
+// skips what is done. Each step takes up to kernel.UpkeepBatch lots a run.
 func (a *Service) UpkeepWallets(ctx context.Context, _ jobs.UpkeepWallets) error {
 	if err := Rules.UpkeepWallets.Allow(ctx); err != nil {
 		return err
 	}
 	w := a.wallets()
+	if _, err := w.ReleaseLapsed(viewer.SystemContext(ctx), a.k.DB.Ent); err != nil {
+		return fmt.Errorf("releasing lapsed wallet holds: %w", err)
+	}
 	now := a.k.Now().UTC()
 	steps := []struct {
 		doing string

@@ -105,6 +105,8 @@ func newTenantCommand(g *globals) *cobra.Command {
 		levelShares                               []string
 		spendMin                                  int64
 		spendChannels                             []string
+		cashbackChannels                          []string
+		cashbackMaxShare, cashbackMin             string
 	)
 	update := &cobra.Command{
 		Use:   "update",
@@ -131,7 +133,8 @@ func newTenantCommand(g *globals) *cobra.Command {
 				flag, value string
 				dst         **decimal.Decimal
 			}{{"sale-tolerance", saleTolerance, &s.SaleTolerance}, {"points-per-real", pointsPerReal, &s.PointsPerReal},
-				{"points-value", pointsValue, &s.PointsValue}, {"points-spend-max-share", spendMaxShare, &s.PointsSpendMaxShare}} {
+				{"points-value", pointsValue, &s.PointsValue}, {"points-spend-max-share", spendMaxShare, &s.PointsSpendMaxShare},
+				{"cashback-spend-max-share", cashbackMaxShare, &s.CashbackSpendMaxShare}, {"cashback-spend-min", cashbackMin, &s.CashbackSpendMin}} {
 				if !fl.Changed(d.flag) {
 					continue
 				}
@@ -194,6 +197,9 @@ func newTenantCommand(g *globals) *cobra.Command {
 			if fl.Changed("points-spend-channels") {
 				s.PointsSpendChannels = &spendChannels
 			}
+			if fl.Changed("cashback-spend-channels") {
+				s.CashbackSpendChannels = &cashbackChannels
+			}
 			t, err := a.Backoffice.UpdateTenant(cmd.Context(), tenantID, s)
 			if err != nil {
 				return err
@@ -218,6 +224,8 @@ func newTenantCommand(g *globals) *cobra.Command {
 				"cors_origins": t.CorsOrigins,
 				"points_spend": map[string]any{"value": rules.Value.String(), "min": rules.Min,
 					"max_share": rules.MaxShare.String(), "max_share_by_level": byLevel, "channels": t.PointsSpendChannels},
+				"cashback_spend": map[string]any{"min": t.CashbackSpendMin.StringFixed(2), "max_share": t.CashbackSpendMaxShare.String(),
+					"channels": t.CashbackSpendChannels},
 			}, fmt.Sprintf("tenant %s updated", t.ID))
 		}),
 	}
@@ -248,6 +256,10 @@ func newTenantCommand(g *globals) *cobra.Command {
 		"LEVEL=SHARE: a level's own largest share (silver, gold, diamond; 0 to 1); LEVEL= goes back to the programme's; repeatable")
 	uf.StringSliceVar(&spendChannels, "points-spend-channels", nil,
 		"channels where points pay as money, comma-separated: pdv, ecommerce; \"\" turns spending off")
+	uf.StringSliceVar(&cashbackChannels, "cashback-spend-channels", []string{"ecommerce", "pdv"},
+		"channels where the cashback wallet pays, comma-separated: pdv, ecommerce; \"\" turns spending off")
+	uf.StringVar(&cashbackMaxShare, "cashback-spend-max-share", "1", "the largest share of a sale or order payable with cashback (0 to 1)")
+	uf.StringVar(&cashbackMin, "cashback-spend-min", "0", "the fewest R$ of cashback a customer may spend at once (0 to 10000)")
 	uf.StringSliceVar(&corsOrigins, "cors-origins", nil,
 		"origins of the tenant's back-office web apps allowed to call the API from a browser, comma-separated (scheme://host[:port]); \"\" clears them")
 	_ = update.MarkFlagRequired("tenant")

@@ -23,8 +23,9 @@ import (
 // TestProgrammeSettingsFromTheCLI: level thresholds, points expiry months,
 // the time zone and price codes changed with `tenant update` change levels
 // at their next computation, the expiry of points earned from then on, and
-// identify's price code; thresholds that do not rise, unknown zones and
-// values out of range are refused and change nothing.
+// identify's price code; the rules of cashback spent are set and shown;
+// thresholds that do not rise, unknown zones and values out of range are
+// refused and change nothing.
 func TestProgrammeSettingsFromTheCLI(t *testing.T) {
 	t.Parallel()
 	withCLITenant(t, "Mercado Programa", func(t *testing.T, u, tid string, logs *syncBuffer) {
@@ -69,6 +70,11 @@ func TestProgrammeSettingsFromTheCLI(t *testing.T) {
 			out := fideliza(t, logs, u, "tenant", "update", "--tenant", tid, "--points-spend-max-share-level", c.arg)
 			require.Equal(t, c.want, out["points_spend"].(map[string]any)["max_share_by_level"], c.arg)
 		}
+		out = fideliza(t, logs, u, "tenant", "update", "--tenant", tid, "--cashback-spend-channels", "pdv",
+			"--cashback-spend-max-share", "0.1", "--cashback-spend-min", "5")
+		require.Equal(t, map[string]any{"channels": []any{"pdv"}, "max_share": "0.1", "min": "5.00"}, out["cashback_spend"])
+		out = fideliza(t, logs, u, "tenant", "update", "--tenant", tid, "--cashback-spend-channels", "")
+		require.Equal(t, []any{}, out["cashback_spend"].(map[string]any)["channels"], "spending cashback turned off")
 		require.Equal(t, points.Silver, level(), "a level moves at its next computation, not at the change")
 		require.NoError(t, a.Loyalty.RecomputeLevels(context.Background(), jobs.RecomputeLevels{}))
 		require.Equal(t, points.Bronze, level(), "1500 points no longer reach silver at 2000")
@@ -93,6 +99,7 @@ func TestProgrammeSettingsFromTheCLI(t *testing.T) {
 			{"--points-pending-days", "91"}, {"--level-grace-days", "366"}, {"--churn-refit-days", "0"},
 			{"--points-spend-max-share-level", "bronze=0.5"}, {"--points-spend-max-share-level", "gold=2"},
 			{"--points-spend-max-share-level", "gold"},
+			{"--cashback-spend-channels", "loja"}, {"--cashback-spend-max-share", "1.1"}, {"--cashback-spend-min", "0.001"},
 		} {
 			cmd := newRootCommand(io.Discard, io.Discard)
 			cmd.SetArgs(append([]string{"--database-url", u, "tenant", "update", "--tenant", tid}, bad...))

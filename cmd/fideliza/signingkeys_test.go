@@ -153,6 +153,10 @@ func unsealSigningKeys(t *testing.T, dbURL string) {
 		`DROP TABLE IF EXISTS wallet_entries`,
 		`DROP TABLE IF EXISTS wallets`,
 		`ALTER TABLE tenants DROP COLUMN cashback_as_points`,
+		`DROP TABLE IF EXISTS wallet_holds`, // 0052
+		`ALTER TABLE tenants DROP COLUMN cashback_spend_channels`,
+		`ALTER TABLE tenants DROP COLUMN cashback_spend_max_share`,
+		`ALTER TABLE tenants DROP COLUMN cashback_spend_min`,
 		`DROP TABLE IF EXISTS gift_card_entries`, // 0053
 		`DROP TABLE IF EXISTS gift_cards`,
 		// what one dropped comes back (0044)

@@ -1,6 +1,6 @@
 // Package eligibility decides which campaigns a customer's cart qualifies for
 // and estimates what each one gives, item by item. It is the rule behind
-// POST /v1/campaigns/validate and the point-of-sale discount authorization.
+// the validation of a cart online and the point-of-sale discount authorization.
 // It touches no database: callers load the campaigns and the customer's
 // redemption counts and pass them in.
 //

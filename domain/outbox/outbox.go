@@ -36,6 +36,12 @@ const (
 	CashbackCredited = "cashback.credited"
 	// CashbackExpiring announces a cashback lot's expiry, as points.expiring.
 	CashbackExpiring = "cashback.expiring"
+	// CashbackSpent says R$ of the cashback wallet paid a sale or an order:
+	// a hold was debited.
+	CashbackSpent = "cashback.spent"
+	// CashbackRefunded says R$ a payment spent came back to the cashback
+	// wallet (its order rolled back).
+	CashbackRefunded = "cashback.refunded"
 	// Gift cards: issued active (one event a batch), activated (an
 	// inactive card's sale processed), loaded, spent (redeemed) and
 	// refunded, their balance moved to another card (transferred),
@@ -69,8 +75,8 @@ var LiveTypes = []string{RedemptionCreated, CustomerImportProgressed}
 // Types lists every event type, the ones webhook endpoints subscribe to.
 var Types = []string{CustomerLevelChanged, CustomerLevelWillDowngrade, PointsExpiring, CampaignActivated, SaleProcessed,
 	SaleReturned, SaleCancelled, PointsReversed, RedemptionRolledBack, CustomerErased, CustomerConsentChanged, PointsSpent,
-	CashbackCredited, CashbackExpiring, GiftCardIssued, GiftCardActivated, GiftCardLoaded, GiftCardRedeemed, GiftCardRefunded,
-	GiftCardTransferred, GiftCardCancelled, GiftCardExpiring, GiftCardExpired}
+	CashbackCredited, CashbackExpiring, CashbackSpent, CashbackRefunded, GiftCardIssued, GiftCardActivated, GiftCardLoaded,
+	GiftCardRedeemed, GiftCardRefunded, GiftCardTransferred, GiftCardCancelled, GiftCardExpiring, GiftCardExpired}
 
 // Record writes an event of tenantID through c, the transaction's client.
 func Record(ctx context.Context, c *ent.Client, at time.Time, tenantID, typ, subjectID string, data map[string]any) error {

@@ -3,12 +3,13 @@
 // for the programme's pending period and expiring after its validity; a
 // debit spends the lots expiring first and never goes below zero; a lot
 // expires by itself; a reversal takes back from the balance as far as it
-// goes and owes the rest as a debt the next credits settle. The wallet's
-// balance plus its pending cents is the sum of its lots' remaining cents,
-// and that less the debt is the sum of its entries. Each function runs
-// inside the caller's transaction (c is bound to it) and locks the customer
-// first (the lock the points ledger takes), so the moves of one customer
-// are serialised.
+// goes and owes the rest as a debt the next credits settle; a hold reserves
+// cents a sale or an order then spends once, or gives back in a refund
+// (holds.go). The wallet's balance plus its pending cents is the sum of its
+// lots' remaining cents, and that less the debt is the sum of its entries.
+// Each function runs inside the caller's transaction (c is bound to it) and
+// locks the customer first (the lock the points ledger takes), so the moves
+// of one customer are serialised.
 package wallet
 
 import (
@@ -74,14 +75,29 @@ func (w Wallets) now() time.Time { return w.Now().UTC().Truncate(time.Microsecon
 // credited spendable at once settle a debt first. It records
 // cashback.credited.
 func (w Wallets) Credit(ctx context.Context, c *ent.Client, m Move) (*Result, error) {
+	return w.credit(ctx, c, m, walletentry.KindCredit)
+}
+
+// Refund gives back cents a payment spent (an order rolled back, a sale
+// returned) in a lot spendable at once, expiring after the tenant's points
+// validity from now as a credit does: the entries do not say which lots a
+// debit took, and cents given back already past their expiry would expire
+// at once. They settle a debt first. It records cashback.refunded.
+func (w Wallets) Refund(ctx context.Context, c *ent.Client, m Move) (*Result, error) {
+	return w.credit(ctx, c, m, walletentry.KindRefund)
+}
+
+// credit writes a credit or a refund (kind): only a credit waits out the
+// pending period.
+func (w Wallets) credit(ctx context.Context, c *ent.Client, m Move, kind walletentry.Kind) (*Result, error) {
 	if m.Cents <= 0 {
-		return nil, fmt.Errorf("credit of %d cents", m.Cents)
+		return nil, fmt.Errorf("%s of %d cents", kind, m.Cents)
 	}
 	cust, wal, err := w.lock(ctx, c, m.CustomerID, m.Unit)
 	if err != nil {
 		return nil, err
 	}
-	if prior, err := findSource(ctx, c, m, walletentry.KindCredit); prior != nil || err != nil {
+	if prior, err := findSource(ctx, c, m, kind); prior != nil || err != nil {
 		return &Result{Entry: prior, Replayed: prior != nil}, err
 	}
 	tenant, err := c.Tenant.Get(ctx, cust.TenantID)
@@ -96,13 +112,13 @@ func (w Wallets) Credit(ctx context.Context, c *ent.Client, m Move) (*Result, er
 	expires := points.ExpiresAt(now, tenant.PointsExpiryMonths, loc)
 	var pendingUntil *time.Time
 	var settled, pending int64
-	if tenant.PointsPendingDays > 0 {
+	if tenant.PointsPendingDays > 0 && kind == walletentry.KindCredit {
 		pendingUntil, pending = new(points.DaysAfter(now, tenant.PointsPendingDays, loc)), m.Cents
 	} else {
 		settled = min(m.Cents, wal.DebtCents)
 	}
 	kept := m.Cents - settled - pending
-	entry, err := newEntry(c, cust, m, walletentry.KindCredit, now).
+	entry, err := newEntry(c, cust, m, kind, now).
 		SetAmountCents(m.Cents).SetBalanceAfterCents(wal.BalanceCents + kept).SetDebtAfterCents(wal.DebtCents - settled).
 		SetExpiresAt(expires).SetNillablePendingUntil(pendingUntil).
 		Save(ctx)
@@ -129,7 +145,13 @@ func (w Wallets) Credit(ctx context.Context, c *ent.Client, m Move) (*Result, er
 	if pendingUntil != nil {
 		data["pending_until"] = pendingUntil.Format(time.RFC3339Nano)
 	}
-	if err := outbox.Record(ctx, c, now, cust.TenantID, outbox.CashbackCredited, cust.ID, data); err != nil {
+	typ := outbox.CashbackCredited
+	if kind == walletentry.KindRefund {
+		typ = outbox.CashbackRefunded
+		data["balance_after"] = Reais(entry.BalanceAfterCents)
+		data["source"] = map[string]any{"kind": string(m.SourceKind), "id": m.SourceID}
+	}
+	if err := outbox.Record(ctx, c, now, cust.TenantID, typ, cust.ID, data); err != nil {
 		return nil, err
 	}
 	return &Result{Entry: entry}, nil
@@ -154,7 +176,17 @@ func (w Wallets) Debit(ctx context.Context, c *ent.Client, m Move) (*Result, err
 	if wal.BalanceCents < m.Cents {
 		return nil, ErrInsufficient
 	}
-	now := w.now()
+	entry, err := w.spendLots(ctx, c, cust, wal, m, w.now())
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Entry: entry}, nil
+}
+
+// spendLots takes m's cents from the customer's (locked) lots expiring
+// first, lowers the balance and writes the debit entry.
+func (w Wallets) spendLots(ctx context.Context, c *ent.Client, cust *ent.Customer, wal *ent.Wallet, m Move,
+	now time.Time) (*ent.WalletEntry, error) {
 	lots, err := c.WalletLot.Query().
 		Where(walletlot.CustomerID(cust.ID), walletlot.WalletEQ(walletlot.Wallet(m.Unit)), walletlot.RemainingCentsGT(0),
 			walletlot.ExpiresAtGT(now), walletlot.PendingUntilIsNil()).
@@ -186,11 +218,7 @@ func (w Wallets) Debit(ctx context.Context, c *ent.Client, m Move) (*Result, err
 			return nil, fmt.Errorf("wallet lot %s changed under a locked customer", t.LotID)
 		}
 	}
-	entry, err := w.take(ctx, c, cust, wal, m, walletentry.KindDebit, now)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{Entry: entry}, nil
+	return w.take(ctx, c, cust, wal, m, walletentry.KindDebit, now)
 }
 
 // Expire takes what is left of a lot whose time has come; it does nothing

@@ -393,6 +393,18 @@ func (f WalletEntryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value,
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.WalletEntryMutation", m)
 }
 
+// The WalletHoldFunc type is an adapter to allow the use of ordinary
+// function as WalletHold mutator.
+type WalletHoldFunc func(context.Context, *ent.WalletHoldMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f WalletHoldFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.WalletHoldMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.WalletHoldMutation", m)
+}
+
 // The WalletLotFunc type is an adapter to allow the use of ordinary
 // function as WalletLot mutator.
 type WalletLotFunc func(context.Context, *ent.WalletLotMutation) (ent.Value, error)

@@ -48,6 +48,7 @@ import (
 	"github.com/fideliza/fideliza/ent/validationtoken"
 	"github.com/fideliza/fideliza/ent/wallet"
 	"github.com/fideliza/fideliza/ent/walletentry"
+	"github.com/fideliza/fideliza/ent/wallethold"
 	"github.com/fideliza/fideliza/ent/walletlot"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
@@ -1163,6 +1164,33 @@ func (f TraverseWalletEntry) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.WalletEntryQuery", q)
 }
 
+// The WalletHoldFunc type is an adapter to allow the use of ordinary function as a Querier.
+type WalletHoldFunc func(context.Context, *ent.WalletHoldQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f WalletHoldFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.WalletHoldQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.WalletHoldQuery", q)
+}
+
+// The TraverseWalletHold type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseWalletHold func(context.Context, *ent.WalletHoldQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseWalletHold) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseWalletHold) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WalletHoldQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.WalletHoldQuery", q)
+}
+
 // The WalletLotFunc type is an adapter to allow the use of ordinary function as a Querier.
 type WalletLotFunc func(context.Context, *ent.WalletLotQuery) (ent.Value, error)
 
@@ -1352,6 +1380,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.WalletQuery, predicate.Wallet, wallet.OrderOption]{typ: ent.TypeWallet, tq: q}, nil
 	case *ent.WalletEntryQuery:
 		return &query[*ent.WalletEntryQuery, predicate.WalletEntry, walletentry.OrderOption]{typ: ent.TypeWalletEntry, tq: q}, nil
+	case *ent.WalletHoldQuery:
+		return &query[*ent.WalletHoldQuery, predicate.WalletHold, wallethold.OrderOption]{typ: ent.TypeWalletHold, tq: q}, nil
 	case *ent.WalletLotQuery:
 		return &query[*ent.WalletLotQuery, predicate.WalletLot, walletlot.OrderOption]{typ: ent.TypeWalletLot, tq: q}, nil
 	case *ent.WebhookAttemptQuery:

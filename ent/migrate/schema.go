@@ -1341,6 +1341,9 @@ var (
 		{Name: "time_zone", Type: field.TypeString, Default: "America/Sao_Paulo"},
 		{Name: "points_pending_days", Type: field.TypeInt, Default: 0},
 		{Name: "cashback_as_points", Type: field.TypeBool, Default: true},
+		{Name: "cashback_spend_channels", Type: field.TypeJSON, Default: "[\"ecommerce\", \"pdv\"]"},
+		{Name: "cashback_spend_max_share", Type: field.TypeOther, Default: "1", SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "cashback_spend_min", Type: field.TypeOther, Default: "0", SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "level_grace_days", Type: field.TypeInt, Default: 0},
 		{Name: "churn_refit_days", Type: field.TypeInt, Default: 7},
 		{Name: "silver_threshold", Type: field.TypeInt64, Default: 1000},
@@ -1364,7 +1367,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "tenants_tenants_sandboxes",
-				Columns:    []*schema.Column{TenantsColumns[33]},
+				Columns:    []*schema.Column{TenantsColumns[36]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -1452,7 +1455,7 @@ var (
 		{Name: "id", Type: field.TypeString},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "wallet", Type: field.TypeEnum, Enums: []string{"cashback"}},
-		{Name: "kind", Type: field.TypeEnum, Enums: []string{"credit", "debit", "expiration", "reversal"}},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"credit", "debit", "expiration", "reversal", "refund"}},
 		{Name: "amount_cents", Type: field.TypeInt64},
 		{Name: "balance_after_cents", Type: field.TypeInt64},
 		{Name: "debt_after_cents", Type: field.TypeInt64, Default: 0},
@@ -1499,6 +1502,61 @@ var (
 				Name:    "walletentry_tenant_id_created_at",
 				Unique:  false,
 				Columns: []*schema.Column{WalletEntriesColumns[14], WalletEntriesColumns[1]},
+			},
+		},
+	}
+	// WalletHoldsColumns holds the columns for the "wallet_holds" table.
+	WalletHoldsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "wallet", Type: field.TypeEnum, Enums: []string{"cashback", "gift_card"}},
+		{Name: "gift_card_id", Type: field.TypeString, Nullable: true, Size: 64},
+		{Name: "channel", Type: field.TypeEnum, Enums: []string{"pdv", "ecommerce"}},
+		{Name: "session", Type: field.TypeString, Size: 128},
+		{Name: "store_code", Type: field.TypeString, Size: 64, Default: ""},
+		{Name: "cents", Type: field.TypeInt64},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"open", "taken", "spent", "released"}, Default: "open"},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "sale_id", Type: field.TypeString, Nullable: true},
+		{Name: "order_id", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "closed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "customer_id", Type: field.TypeString},
+	}
+	// WalletHoldsTable holds the schema information for the "wallet_holds" table.
+	WalletHoldsTable = &schema.Table{
+		Name:       "wallet_holds",
+		Columns:    WalletHoldsColumns,
+		PrimaryKey: []*schema.Column{WalletHoldsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "wallet_holds_tenants_tenant",
+				Columns:    []*schema.Column{WalletHoldsColumns[13]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "wallet_holds_customers_customer",
+				Columns:    []*schema.Column{WalletHoldsColumns[14]},
+				RefColumns: []*schema.Column{CustomersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "wallethold_tenant_id_session",
+				Unique:  true,
+				Columns: []*schema.Column{WalletHoldsColumns[13], WalletHoldsColumns[5]},
+			},
+			{
+				Name:    "wallethold_tenant_id_customer_id_wallet_status",
+				Unique:  false,
+				Columns: []*schema.Column{WalletHoldsColumns[13], WalletHoldsColumns[14], WalletHoldsColumns[2], WalletHoldsColumns[8]},
+			},
+			{
+				Name:    "wallethold_status_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{WalletHoldsColumns[8], WalletHoldsColumns[9]},
 			},
 		},
 	}
@@ -1743,6 +1801,7 @@ var (
 		ValidationTokensTable,
 		WalletsTable,
 		WalletEntriesTable,
+		WalletHoldsTable,
 		WalletLotsTable,
 		WebhookAttemptsTable,
 		WebhookDeliveriesTable,
@@ -1823,6 +1882,8 @@ func init() {
 	}
 	WalletEntriesTable.ForeignKeys[0].RefTable = CustomersTable
 	WalletEntriesTable.ForeignKeys[1].RefTable = TenantsTable
+	WalletHoldsTable.ForeignKeys[0].RefTable = TenantsTable
+	WalletHoldsTable.ForeignKeys[1].RefTable = CustomersTable
 	WalletLotsTable.ForeignKeys[0].RefTable = TenantsTable
 	WalletLotsTable.ForeignKeys[1].RefTable = CustomersTable
 	WalletLotsTable.ForeignKeys[2].RefTable = WalletEntriesTable

@@ -167,6 +167,9 @@ type Wallet func(*sql.Selector)
 // WalletEntry is the predicate function for walletentry builders.
 type WalletEntry func(*sql.Selector)
 
+// WalletHold is the predicate function for wallethold builders.
+type WalletHold func(*sql.Selector)
+
 // WalletLot is the predicate function for walletlot builders.
 type WalletLot func(*sql.Selector)
 

@@ -963,6 +963,30 @@ func (f WalletEntryMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mut
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.WalletEntryMutation", m)
 }
 
+// The WalletHoldQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type WalletHoldQueryRuleFunc func(context.Context, *ent.WalletHoldQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f WalletHoldQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WalletHoldQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.WalletHoldQuery", q)
+}
+
+// The WalletHoldMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type WalletHoldMutationRuleFunc func(context.Context, *ent.WalletHoldMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f WalletHoldMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.WalletHoldMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.WalletHoldMutation", m)
+}
+
 // The WalletLotQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type WalletLotQueryRuleFunc func(context.Context, *ent.WalletLotQuery) error
@@ -1172,6 +1196,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.WalletEntryQuery:
 		return q.Filter(), nil
+	case *ent.WalletHoldQuery:
+		return q.Filter(), nil
 	case *ent.WalletLotQuery:
 		return q.Filter(), nil
 	case *ent.WebhookAttemptQuery:
@@ -1250,6 +1276,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.WalletMutation:
 		return m.Filter(), nil
 	case *ent.WalletEntryMutation:
+		return m.Filter(), nil
+	case *ent.WalletHoldMutation:
 		return m.Filter(), nil
 	case *ent.WalletLotMutation:
 		return m.Filter(), nil

@@ -46,6 +46,7 @@ import (
 	"github.com/fideliza/fideliza/ent/validationtoken"
 	"github.com/fideliza/fideliza/ent/wallet"
 	"github.com/fideliza/fideliza/ent/walletentry"
+	"github.com/fideliza/fideliza/ent/wallethold"
 	"github.com/fideliza/fideliza/ent/walletlot"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
@@ -1848,72 +1849,84 @@ func init() {
 	tenantDescCashbackAsPoints := tenantFields[17].Descriptor()
 	// tenant.DefaultCashbackAsPoints holds the default value on creation for the cashback_as_points field.
 	tenant.DefaultCashbackAsPoints = tenantDescCashbackAsPoints.Default.(bool)
+	// tenantDescCashbackSpendChannels is the schema descriptor for cashback_spend_channels field.
+	tenantDescCashbackSpendChannels := tenantFields[18].Descriptor()
+	// tenant.DefaultCashbackSpendChannels holds the default value on creation for the cashback_spend_channels field.
+	tenant.DefaultCashbackSpendChannels = tenantDescCashbackSpendChannels.Default.([]string)
+	// tenantDescCashbackSpendMaxShare is the schema descriptor for cashback_spend_max_share field.
+	tenantDescCashbackSpendMaxShare := tenantFields[19].Descriptor()
+	// tenant.DefaultCashbackSpendMaxShare holds the default value on creation for the cashback_spend_max_share field.
+	tenant.DefaultCashbackSpendMaxShare = tenantDescCashbackSpendMaxShare.Default.(decimal.Decimal)
+	// tenantDescCashbackSpendMin is the schema descriptor for cashback_spend_min field.
+	tenantDescCashbackSpendMin := tenantFields[20].Descriptor()
+	// tenant.DefaultCashbackSpendMin holds the default value on creation for the cashback_spend_min field.
+	tenant.DefaultCashbackSpendMin = tenantDescCashbackSpendMin.Default.(decimal.Decimal)
 	// tenantDescLevelGraceDays is the schema descriptor for level_grace_days field.
-	tenantDescLevelGraceDays := tenantFields[18].Descriptor()
+	tenantDescLevelGraceDays := tenantFields[21].Descriptor()
 	// tenant.DefaultLevelGraceDays holds the default value on creation for the level_grace_days field.
 	tenant.DefaultLevelGraceDays = tenantDescLevelGraceDays.Default.(int)
 	// tenant.LevelGraceDaysValidator is a validator for the "level_grace_days" field. It is called by the builders before save.
 	tenant.LevelGraceDaysValidator = tenantDescLevelGraceDays.Validators[0].(func(int) error)
 	// tenantDescChurnRefitDays is the schema descriptor for churn_refit_days field.
-	tenantDescChurnRefitDays := tenantFields[19].Descriptor()
+	tenantDescChurnRefitDays := tenantFields[22].Descriptor()
 	// tenant.DefaultChurnRefitDays holds the default value on creation for the churn_refit_days field.
 	tenant.DefaultChurnRefitDays = tenantDescChurnRefitDays.Default.(int)
 	// tenant.ChurnRefitDaysValidator is a validator for the "churn_refit_days" field. It is called by the builders before save.
 	tenant.ChurnRefitDaysValidator = tenantDescChurnRefitDays.Validators[0].(func(int) error)
 	// tenantDescSilverThreshold is the schema descriptor for silver_threshold field.
-	tenantDescSilverThreshold := tenantFields[20].Descriptor()
+	tenantDescSilverThreshold := tenantFields[23].Descriptor()
 	// tenant.DefaultSilverThreshold holds the default value on creation for the silver_threshold field.
 	tenant.DefaultSilverThreshold = tenantDescSilverThreshold.Default.(int64)
 	// tenant.SilverThresholdValidator is a validator for the "silver_threshold" field. It is called by the builders before save.
 	tenant.SilverThresholdValidator = tenantDescSilverThreshold.Validators[0].(func(int64) error)
 	// tenantDescGoldThreshold is the schema descriptor for gold_threshold field.
-	tenantDescGoldThreshold := tenantFields[21].Descriptor()
+	tenantDescGoldThreshold := tenantFields[24].Descriptor()
 	// tenant.DefaultGoldThreshold holds the default value on creation for the gold_threshold field.
 	tenant.DefaultGoldThreshold = tenantDescGoldThreshold.Default.(int64)
 	// tenant.GoldThresholdValidator is a validator for the "gold_threshold" field. It is called by the builders before save.
 	tenant.GoldThresholdValidator = tenantDescGoldThreshold.Validators[0].(func(int64) error)
 	// tenantDescDiamondThreshold is the schema descriptor for diamond_threshold field.
-	tenantDescDiamondThreshold := tenantFields[22].Descriptor()
+	tenantDescDiamondThreshold := tenantFields[25].Descriptor()
 	// tenant.DefaultDiamondThreshold holds the default value on creation for the diamond_threshold field.
 	tenant.DefaultDiamondThreshold = tenantDescDiamondThreshold.Default.(int64)
 	// tenant.DiamondThresholdValidator is a validator for the "diamond_threshold" field. It is called by the builders before save.
 	tenant.DiamondThresholdValidator = tenantDescDiamondThreshold.Validators[0].(func(int64) error)
 	// tenantDescPriceCodeBronze is the schema descriptor for price_code_bronze field.
-	tenantDescPriceCodeBronze := tenantFields[23].Descriptor()
+	tenantDescPriceCodeBronze := tenantFields[26].Descriptor()
 	// tenant.DefaultPriceCodeBronze holds the default value on creation for the price_code_bronze field.
 	tenant.DefaultPriceCodeBronze = tenantDescPriceCodeBronze.Default.(int)
 	// tenant.PriceCodeBronzeValidator is a validator for the "price_code_bronze" field. It is called by the builders before save.
 	tenant.PriceCodeBronzeValidator = tenantDescPriceCodeBronze.Validators[0].(func(int) error)
 	// tenantDescPriceCodeSilver is the schema descriptor for price_code_silver field.
-	tenantDescPriceCodeSilver := tenantFields[24].Descriptor()
+	tenantDescPriceCodeSilver := tenantFields[27].Descriptor()
 	// tenant.DefaultPriceCodeSilver holds the default value on creation for the price_code_silver field.
 	tenant.DefaultPriceCodeSilver = tenantDescPriceCodeSilver.Default.(int)
 	// tenant.PriceCodeSilverValidator is a validator for the "price_code_silver" field. It is called by the builders before save.
 	tenant.PriceCodeSilverValidator = tenantDescPriceCodeSilver.Validators[0].(func(int) error)
 	// tenantDescPriceCodeGold is the schema descriptor for price_code_gold field.
-	tenantDescPriceCodeGold := tenantFields[25].Descriptor()
+	tenantDescPriceCodeGold := tenantFields[28].Descriptor()
 	// tenant.DefaultPriceCodeGold holds the default value on creation for the price_code_gold field.
 	tenant.DefaultPriceCodeGold = tenantDescPriceCodeGold.Default.(int)
 	// tenant.PriceCodeGoldValidator is a validator for the "price_code_gold" field. It is called by the builders before save.
 	tenant.PriceCodeGoldValidator = tenantDescPriceCodeGold.Validators[0].(func(int) error)
 	// tenantDescPriceCodeDiamond is the schema descriptor for price_code_diamond field.
-	tenantDescPriceCodeDiamond := tenantFields[26].Descriptor()
+	tenantDescPriceCodeDiamond := tenantFields[29].Descriptor()
 	// tenant.DefaultPriceCodeDiamond holds the default value on creation for the price_code_diamond field.
 	tenant.DefaultPriceCodeDiamond = tenantDescPriceCodeDiamond.Default.(int)
 	// tenant.PriceCodeDiamondValidator is a validator for the "price_code_diamond" field. It is called by the builders before save.
 	tenant.PriceCodeDiamondValidator = tenantDescPriceCodeDiamond.Validators[0].(func(int) error)
 	// tenantDescCustomerCount is the schema descriptor for customer_count field.
-	tenantDescCustomerCount := tenantFields[28].Descriptor()
+	tenantDescCustomerCount := tenantFields[31].Descriptor()
 	// tenant.DefaultCustomerCount holds the default value on creation for the customer_count field.
 	tenant.DefaultCustomerCount = tenantDescCustomerCount.Default.(int64)
 	// tenantDescAuditRetentionDays is the schema descriptor for audit_retention_days field.
-	tenantDescAuditRetentionDays := tenantFields[29].Descriptor()
+	tenantDescAuditRetentionDays := tenantFields[32].Descriptor()
 	// tenant.DefaultAuditRetentionDays holds the default value on creation for the audit_retention_days field.
 	tenant.DefaultAuditRetentionDays = tenantDescAuditRetentionDays.Default.(int)
 	// tenant.AuditRetentionDaysValidator is a validator for the "audit_retention_days" field. It is called by the builders before save.
 	tenant.AuditRetentionDaysValidator = tenantDescAuditRetentionDays.Validators[0].(func(int) error)
 	// tenantDescAnonymizeInactiveYears is the schema descriptor for anonymize_inactive_years field.
-	tenantDescAnonymizeInactiveYears := tenantFields[30].Descriptor()
+	tenantDescAnonymizeInactiveYears := tenantFields[33].Descriptor()
 	// tenant.AnonymizeInactiveYearsValidator is a validator for the "anonymize_inactive_years" field. It is called by the builders before save.
 	tenant.AnonymizeInactiveYearsValidator = tenantDescAnonymizeInactiveYears.Validators[0].(func(int) error)
 	// tenantDescID is the schema descriptor for id field.
@@ -2067,6 +2080,72 @@ func init() {
 	walletentryDescID := walletentryFields[0].Descriptor()
 	// walletentry.DefaultID holds the default value on creation for the id field.
 	walletentry.DefaultID = walletentryDescID.Default.(func() string)
+	walletholdMixin := schema.WalletHold{}.Mixin()
+	wallethold.Policy = privacy.NewPolicies(walletholdMixin[0], schema.WalletHold{})
+	wallethold.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := wallethold.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	walletholdMixinFields0 := walletholdMixin[0].Fields()
+	_ = walletholdMixinFields0
+	walletholdFields := schema.WalletHold{}.Fields()
+	_ = walletholdFields
+	// walletholdDescTenantID is the schema descriptor for tenant_id field.
+	walletholdDescTenantID := walletholdMixinFields0[0].Descriptor()
+	// wallethold.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	wallethold.TenantIDValidator = walletholdDescTenantID.Validators[0].(func(string) error)
+	// walletholdDescCreatedAt is the schema descriptor for created_at field.
+	walletholdDescCreatedAt := walletholdFields[1].Descriptor()
+	// wallethold.DefaultCreatedAt holds the default value on creation for the created_at field.
+	wallethold.DefaultCreatedAt = walletholdDescCreatedAt.Default.(func() time.Time)
+	// walletholdDescCustomerID is the schema descriptor for customer_id field.
+	walletholdDescCustomerID := walletholdFields[2].Descriptor()
+	// wallethold.CustomerIDValidator is a validator for the "customer_id" field. It is called by the builders before save.
+	wallethold.CustomerIDValidator = walletholdDescCustomerID.Validators[0].(func(string) error)
+	// walletholdDescGiftCardID is the schema descriptor for gift_card_id field.
+	walletholdDescGiftCardID := walletholdFields[4].Descriptor()
+	// wallethold.GiftCardIDValidator is a validator for the "gift_card_id" field. It is called by the builders before save.
+	wallethold.GiftCardIDValidator = walletholdDescGiftCardID.Validators[0].(func(string) error)
+	// walletholdDescSession is the schema descriptor for session field.
+	walletholdDescSession := walletholdFields[6].Descriptor()
+	// wallethold.SessionValidator is a validator for the "session" field. It is called by the builders before save.
+	wallethold.SessionValidator = func() func(string) error {
+		validators := walletholdDescSession.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(session string) error {
+			for _, fn := range fns {
+				if err := fn(session); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// walletholdDescStoreCode is the schema descriptor for store_code field.
+	walletholdDescStoreCode := walletholdFields[7].Descriptor()
+	// wallethold.DefaultStoreCode holds the default value on creation for the store_code field.
+	wallethold.DefaultStoreCode = walletholdDescStoreCode.Default.(string)
+	// wallethold.StoreCodeValidator is a validator for the "store_code" field. It is called by the builders before save.
+	wallethold.StoreCodeValidator = walletholdDescStoreCode.Validators[0].(func(string) error)
+	// walletholdDescCents is the schema descriptor for cents field.
+	walletholdDescCents := walletholdFields[8].Descriptor()
+	// wallethold.CentsValidator is a validator for the "cents" field. It is called by the builders before save.
+	wallethold.CentsValidator = walletholdDescCents.Validators[0].(func(int64) error)
+	// walletholdDescOrderID is the schema descriptor for order_id field.
+	walletholdDescOrderID := walletholdFields[12].Descriptor()
+	// wallethold.OrderIDValidator is a validator for the "order_id" field. It is called by the builders before save.
+	wallethold.OrderIDValidator = walletholdDescOrderID.Validators[0].(func(string) error)
+	// walletholdDescID is the schema descriptor for id field.
+	walletholdDescID := walletholdFields[0].Descriptor()
+	// wallethold.DefaultID holds the default value on creation for the id field.
+	wallethold.DefaultID = walletholdDescID.Default.(func() string)
 	walletlotMixin := schema.WalletLot{}.Mixin()
 	walletlot.Policy = privacy.NewPolicies(walletlotMixin[0], schema.WalletLot{})
 	walletlot.Hooks[0] = func(next ent.Mutator) ent.Mutator {

@@ -8,12 +8,13 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	entwallet "github.com/fideliza/fideliza/ent/wallet"
 	"github.com/fideliza/fideliza/ent/walletentry"
+	"github.com/fideliza/fideliza/ent/wallethold"
 	"github.com/fideliza/fideliza/ent/walletlot"
 	"github.com/fideliza/fideliza/viewer"
 )
 
-// walletKinds are the kinds of the money wallets: wallets, their entries
-// and lots.
+// walletKinds are the kinds of the money wallets: wallets, their entries,
+// lots and holds.
 func walletKinds() []kind {
 	return []kind{
 		{
@@ -192,6 +193,53 @@ func walletKinds() []kind {
 			},
 			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.Wallet.Delete().Exec(ctx) },
 		},
+		{
+			// The name is the order that took the hold.
+			table:   wallethold.Table,
+			ledger:  true,
+			notNode: true,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				cu, err := customerOf(ctx, c, tenantID)
+				if err != nil {
+					return "", err
+				}
+				m := c.WalletHold.Create().SetCustomerID(cu).SetWallet(wallethold.WalletCashback).SetChannel(wallethold.ChannelPdv).
+					SetSession(unique()).SetCents(100).SetExpiresAt(time.Now().UTC().Add(15 * time.Minute)).SetOrderID(name)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.WalletHold.Query().IDs(ctx) },
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.WalletHold.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return *r.OrderID, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.WalletHold.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			update: func(ctx context.Context, c *ent.Client, id, name string) error {
+				return c.WalletHold.UpdateOneID(id).SetOrderID(name).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, name string) (int, error) {
+				return c.WalletHold.Update().SetOrderID(name).Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.WalletHold.DeleteOneID(id).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.WalletHold.Delete().Exec(ctx) },
+		},
 	}
 }
 
@@ -218,9 +266,12 @@ func walletEntryFor(ctx context.Context, c *ent.Client, customerID string) (stri
 	return e.ID, nil
 }
 
-// deleteWallets deletes, as the service, the wallets' rows of a tenant:
-// they refer to its customers (no cascade).
+// deleteWallets deletes, as the service, the wallets' rows of a tenant,
+// their holds too: they refer to its customers (no cascade).
 func deleteWallets(sys context.Context, c *ent.Client, tenantID string) error {
+	if _, err := c.WalletHold.Delete().Where(wallethold.TenantID(tenantID)).Exec(sys); err != nil {
+		return err
+	}
 	if _, err := c.WalletLot.Delete().Where(walletlot.TenantID(tenantID)).Exec(sys); err != nil {
 		return err
 	}

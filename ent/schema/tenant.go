@@ -4,6 +4,7 @@ import (
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
@@ -65,6 +66,17 @@ func (Tenant) Fields() []ent.Field {
 			Comment("Days after a sale or order before its earned points become spendable (0: at once); they are released at the local midnight that starts that day. A return inside the period takes back pending points first."),
 		field.Bool("cashback_as_points").Default(true).
 			Comment("Whether cashback campaigns credit points at points_per_real (true, the programme's behaviour before wallets) or R$ in the customer's cashback wallet (false), pending for points_pending_days and expiring after points_expiry_months."),
+		field.Strings("cashback_spend_channels").Default([]string{"ecommerce", "pdv"}).
+			Annotations(entsql.Default(`["ecommerce", "pdv"]`)).
+			Comment("Channels where the cashback wallet pays: pdv (the till), ecommerce (checkout); both by default, none turns spending off."),
+		field.Other("cashback_spend_max_share", decimal.Decimal{}).SchemaType(decimalColumn).
+			Default(decimal.NewFromInt(1)).
+			Annotations(entgql.Type("Decimal"), entsql.Default("1")).
+			Comment("The largest share of a sale or order payable with cashback, from 0 to 1 (0.1: a tenth); 1, the whole, by default."),
+		field.Other("cashback_spend_min", decimal.Decimal{}).SchemaType(decimalColumn).
+			Default(decimal.Zero).
+			Annotations(entgql.Type("Money"), entsql.Default("0")).
+			Comment("The fewest R$ of cashback a customer may spend at once (0: any amount)."),
 		field.Int("level_grace_days").Default(0).NonNegative().
 			Comment("Days a customer keeps a level after the points earned in 12 months fall below its threshold (0: the level drops at once); a customer.level_will_downgrade event announces the drop when the grace begins."),
 		field.Int("churn_refit_days").Default(7).Positive().

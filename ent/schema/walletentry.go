@@ -27,8 +27,8 @@ func (WalletEntry) Fields() []ent.Field {
 			Comment("Id of the customer whose wallet moved."),
 		field.Enum("wallet").Values(WalletKinds...).Immutable().
 			Comment("The wallet that moved: cashback."),
-		field.Enum("kind").Values("credit", "debit", "expiration", "reversal").Immutable().
-			Comment("credit: a cashback credited; debit: spent; expiration: a lot expired; reversal: a credit undone, taken from the balance and, when spent, owed as a debt."),
+		field.Enum("kind").Values("credit", "debit", "expiration", "reversal", "refund").Immutable().
+			Comment("credit: a cashback credited; debit: spent; expiration: a lot expired; reversal: a credit undone, taken from the balance and, when spent, owed as a debt; refund: cents a payment spent given back (its order rolled back), spendable at once."),
 		field.Int64("amount_cents").Immutable().
 			Annotations(entgql.Skip(entgql.SkipAll)).
 			Comment("Signed change in cents (GraphQL's amount, in R$)."),
@@ -74,7 +74,7 @@ func (WalletEntry) Indexes() []ent.Index {
 
 func (WalletEntry) Annotations() []schema.Annotation {
 	return []schema.Annotation{
-		schema.Comment("One movement of a customer's money wallet (cashback in R$): a credit, a debit, an expiry or a reversal. Entries are never changed."),
+		schema.Comment("One movement of a customer's money wallet (cashback in R$): a credit, a debit, an expiry, a reversal or a refund. Entries are never changed."),
 		entgql.RelayConnection(),
 	}
 }

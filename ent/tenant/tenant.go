@@ -54,6 +54,12 @@ const (
 	FieldPointsPendingDays = "points_pending_days"
 	// FieldCashbackAsPoints holds the string denoting the cashback_as_points field in the database.
 	FieldCashbackAsPoints = "cashback_as_points"
+	// FieldCashbackSpendChannels holds the string denoting the cashback_spend_channels field in the database.
+	FieldCashbackSpendChannels = "cashback_spend_channels"
+	// FieldCashbackSpendMaxShare holds the string denoting the cashback_spend_max_share field in the database.
+	FieldCashbackSpendMaxShare = "cashback_spend_max_share"
+	// FieldCashbackSpendMin holds the string denoting the cashback_spend_min field in the database.
+	FieldCashbackSpendMin = "cashback_spend_min"
 	// FieldLevelGraceDays holds the string denoting the level_grace_days field in the database.
 	FieldLevelGraceDays = "level_grace_days"
 	// FieldChurnRefitDays holds the string denoting the churn_refit_days field in the database.
@@ -120,6 +126,9 @@ var Columns = []string{
 	FieldTimeZone,
 	FieldPointsPendingDays,
 	FieldCashbackAsPoints,
+	FieldCashbackSpendChannels,
+	FieldCashbackSpendMaxShare,
+	FieldCashbackSpendMin,
 	FieldLevelGraceDays,
 	FieldChurnRefitDays,
 	FieldSilverThreshold,
@@ -190,6 +199,12 @@ var (
 	PointsPendingDaysValidator func(int) error
 	// DefaultCashbackAsPoints holds the default value on creation for the "cashback_as_points" field.
 	DefaultCashbackAsPoints bool
+	// DefaultCashbackSpendChannels holds the default value on creation for the "cashback_spend_channels" field.
+	DefaultCashbackSpendChannels []string
+	// DefaultCashbackSpendMaxShare holds the default value on creation for the "cashback_spend_max_share" field.
+	DefaultCashbackSpendMaxShare decimal.Decimal
+	// DefaultCashbackSpendMin holds the default value on creation for the "cashback_spend_min" field.
+	DefaultCashbackSpendMin decimal.Decimal
 	// DefaultLevelGraceDays holds the default value on creation for the "level_grace_days" field.
 	DefaultLevelGraceDays int
 	// LevelGraceDaysValidator is a validator for the "level_grace_days" field. It is called by the builders before save.
@@ -336,6 +351,16 @@ func ByPointsPendingDays(opts ...sql.OrderTermOption) OrderOption {
 // ByCashbackAsPoints orders the results by the cashback_as_points field.
 func ByCashbackAsPoints(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCashbackAsPoints, opts...).ToFunc()
+}
+
+// ByCashbackSpendMaxShare orders the results by the cashback_spend_max_share field.
+func ByCashbackSpendMaxShare(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCashbackSpendMaxShare, opts...).ToFunc()
+}
+
+// ByCashbackSpendMin orders the results by the cashback_spend_min field.
+func ByCashbackSpendMin(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCashbackSpendMin, opts...).ToFunc()
 }
 
 // ByLevelGraceDays orders the results by the level_grace_days field.

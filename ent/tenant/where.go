@@ -156,6 +156,16 @@ func CashbackAsPoints(v bool) predicate.Tenant {
 	return predicate.Tenant(sql.FieldEQ(FieldCashbackAsPoints, v))
 }
 
+// CashbackSpendMaxShare applies equality check predicate on the "cashback_spend_max_share" field. It's identical to CashbackSpendMaxShareEQ.
+func CashbackSpendMaxShare(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldCashbackSpendMaxShare, v))
+}
+
+// CashbackSpendMin applies equality check predicate on the "cashback_spend_min" field. It's identical to CashbackSpendMinEQ.
+func CashbackSpendMin(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldCashbackSpendMin, v))
+}
+
 // LevelGraceDays applies equality check predicate on the "level_grace_days" field. It's identical to LevelGraceDaysEQ.
 func LevelGraceDays(v int) predicate.Tenant {
 	return predicate.Tenant(sql.FieldEQ(FieldLevelGraceDays, v))
@@ -929,6 +939,86 @@ func CashbackAsPointsEQ(v bool) predicate.Tenant {
 // CashbackAsPointsNEQ applies the NEQ predicate on the "cashback_as_points" field.
 func CashbackAsPointsNEQ(v bool) predicate.Tenant {
 	return predicate.Tenant(sql.FieldNEQ(FieldCashbackAsPoints, v))
+}
+
+// CashbackSpendMaxShareEQ applies the EQ predicate on the "cashback_spend_max_share" field.
+func CashbackSpendMaxShareEQ(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldCashbackSpendMaxShare, v))
+}
+
+// CashbackSpendMaxShareNEQ applies the NEQ predicate on the "cashback_spend_max_share" field.
+func CashbackSpendMaxShareNEQ(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNEQ(FieldCashbackSpendMaxShare, v))
+}
+
+// CashbackSpendMaxShareIn applies the In predicate on the "cashback_spend_max_share" field.
+func CashbackSpendMaxShareIn(vs ...decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldIn(FieldCashbackSpendMaxShare, vs...))
+}
+
+// CashbackSpendMaxShareNotIn applies the NotIn predicate on the "cashback_spend_max_share" field.
+func CashbackSpendMaxShareNotIn(vs ...decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotIn(FieldCashbackSpendMaxShare, vs...))
+}
+
+// CashbackSpendMaxShareGT applies the GT predicate on the "cashback_spend_max_share" field.
+func CashbackSpendMaxShareGT(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGT(FieldCashbackSpendMaxShare, v))
+}
+
+// CashbackSpendMaxShareGTE applies the GTE predicate on the "cashback_spend_max_share" field.
+func CashbackSpendMaxShareGTE(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGTE(FieldCashbackSpendMaxShare, v))
+}
+
+// CashbackSpendMaxShareLT applies the LT predicate on the "cashback_spend_max_share" field.
+func CashbackSpendMaxShareLT(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLT(FieldCashbackSpendMaxShare, v))
+}
+
+// CashbackSpendMaxShareLTE applies the LTE predicate on the "cashback_spend_max_share" field.
+func CashbackSpendMaxShareLTE(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLTE(FieldCashbackSpendMaxShare, v))
+}
+
+// CashbackSpendMinEQ applies the EQ predicate on the "cashback_spend_min" field.
+func CashbackSpendMinEQ(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldCashbackSpendMin, v))
+}
+
+// CashbackSpendMinNEQ applies the NEQ predicate on the "cashback_spend_min" field.
+func CashbackSpendMinNEQ(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNEQ(FieldCashbackSpendMin, v))
+}
+
+// CashbackSpendMinIn applies the In predicate on the "cashback_spend_min" field.
+func CashbackSpendMinIn(vs ...decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldIn(FieldCashbackSpendMin, vs...))
+}
+
+// CashbackSpendMinNotIn applies the NotIn predicate on the "cashback_spend_min" field.
+func CashbackSpendMinNotIn(vs ...decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotIn(FieldCashbackSpendMin, vs...))
+}
+
+// CashbackSpendMinGT applies the GT predicate on the "cashback_spend_min" field.
+func CashbackSpendMinGT(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGT(FieldCashbackSpendMin, v))
+}
+
+// CashbackSpendMinGTE applies the GTE predicate on the "cashback_spend_min" field.
+func CashbackSpendMinGTE(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGTE(FieldCashbackSpendMin, v))
+}
+
+// CashbackSpendMinLT applies the LT predicate on the "cashback_spend_min" field.
+func CashbackSpendMinLT(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLT(FieldCashbackSpendMin, v))
+}
+
+// CashbackSpendMinLTE applies the LTE predicate on the "cashback_spend_min" field.
+func CashbackSpendMinLTE(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLTE(FieldCashbackSpendMin, v))
 }
 
 // LevelGraceDaysEQ applies the EQ predicate on the "level_grace_days" field.

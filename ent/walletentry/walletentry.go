@@ -162,6 +162,7 @@ const (
 	KindDebit      Kind = "debit"
 	KindExpiration Kind = "expiration"
 	KindReversal   Kind = "reversal"
+	KindRefund     Kind = "refund"
 )
 
 func (k Kind) String() string {
@@ -171,7 +172,7 @@ func (k Kind) String() string {
 // KindValidator is a validator for the "kind" field enum values. It is called by the builders before save.
 func KindValidator(k Kind) error {
 	switch k {
-	case KindCredit, KindDebit, KindExpiration, KindReversal:
+	case KindCredit, KindDebit, KindExpiration, KindReversal, KindRefund:
 		return nil
 	default:
 		return fmt.Errorf("walletentry: invalid enum value for kind field: %q", k)

@@ -931,6 +931,9 @@ type ComplexityRoot struct {
 		AnonymizeInactiveYears     func(childComplexity int) int
 		AuditRetentionDays         func(childComplexity int) int
 		CashbackAsPoints           func(childComplexity int) int
+		CashbackSpendChannels      func(childComplexity int) int
+		CashbackSpendMaxShare      func(childComplexity int) int
+		CashbackSpendMin           func(childComplexity int) int
 		ChurnRefitDays             func(childComplexity int) int
 		CorsOrigins                func(childComplexity int) int
 		CreatedAt                  func(childComplexity int) int
@@ -5312,6 +5315,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tenant.CashbackAsPoints(childComplexity), true
+	case "Tenant.cashbackSpendChannels":
+		if e.ComplexityRoot.Tenant.CashbackSpendChannels == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.CashbackSpendChannels(childComplexity), true
+	case "Tenant.cashbackSpendMaxShare":
+		if e.ComplexityRoot.Tenant.CashbackSpendMaxShare == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.CashbackSpendMaxShare(childComplexity), true
+	case "Tenant.cashbackSpendMin":
+		if e.ComplexityRoot.Tenant.CashbackSpendMin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.CashbackSpendMin(childComplexity), true
 	case "Tenant.churnRefitDays":
 		if e.ComplexityRoot.Tenant.ChurnRefitDays == nil {
 			break
@@ -6278,6 +6299,12 @@ input TenantSettingsInput {
   levelGraceDays: Int
   "Whether cashback campaigns credit points at pointsPerReal (true, the default) or R$ to the customer's cashback wallet (false), pending for pointsPendingDays and expiring after pointsExpiryMonths; applies to cashback credited from the change on."
   cashbackAsPoints: Boolean
+  "Channels where the cashback wallet pays: pdv (the till), ecommerce (checkout); both by default, [] turns spending off."
+  cashbackSpendChannels: [String!]
+  "The largest share of a sale or order payable with cashback, 0 to 1 (0.1: a tenth); 1 (the whole) by default."
+  cashbackSpendMaxShare: Decimal
+  "The fewest R$ of cashback a customer may spend at once, 0 (any, the default) to 10000."
+  cashbackSpendMin: Money
   "Value in R$ of one point spent as money at the till or at checkout, above 0 and at most 1000 (0.01: 100 points pay R$ 1.00), exact: it may be a fraction of a cent (0.005)."
   pointsValue: Decimal
   "The fewest points a customer may spend at once, 0 (any) to 1000000."
@@ -13839,6 +13866,18 @@ type Tenant implements Node {
   """
   cashbackAsPoints: Boolean!
   """
+  Channels where the cashback wallet pays: pdv (the till), ecommerce (checkout); both by default, none turns spending off.
+  """
+  cashbackSpendChannels: [String!]!
+  """
+  The largest share of a sale or order payable with cashback, from 0 to 1 (0.1: a tenth); 1, the whole, by default.
+  """
+  cashbackSpendMaxShare: Decimal!
+  """
+  The fewest R$ of cashback a customer may spend at once (0: any amount).
+  """
+  cashbackSpendMin: Money!
+  """
   Days a customer keeps a level after the points earned in 12 months fall below its threshold (0: the level drops at once); a customer.level_will_downgrade event announces the drop when the grace begins.
   """
   levelGraceDays: Int!
@@ -14166,6 +14205,28 @@ input TenantWhereInput {
   cashbackAsPoints: Boolean
   cashbackAsPointsNEQ: Boolean
   """
+  cashback_spend_max_share field predicates
+  """
+  cashbackSpendMaxShare: Decimal
+  cashbackSpendMaxShareNEQ: Decimal
+  cashbackSpendMaxShareIn: [Decimal!]
+  cashbackSpendMaxShareNotIn: [Decimal!]
+  cashbackSpendMaxShareGT: Decimal
+  cashbackSpendMaxShareGTE: Decimal
+  cashbackSpendMaxShareLT: Decimal
+  cashbackSpendMaxShareLTE: Decimal
+  """
+  cashback_spend_min field predicates
+  """
+  cashbackSpendMin: Money
+  cashbackSpendMinNEQ: Money
+  cashbackSpendMinIn: [Money!]
+  cashbackSpendMinNotIn: [Money!]
+  cashbackSpendMinGT: Money
+  cashbackSpendMinGTE: Money
+  cashbackSpendMinLT: Money
+  cashbackSpendMinLTE: Money
+  """
   level_grace_days field predicates
   """
   levelGraceDays: Int
@@ -14318,7 +14379,7 @@ input TenantWhereInput {
   hasSandboxesWith: [TenantWhereInput!]
 }
 """
-One movement of a customer's money wallet (cashback in R$): a credit, a debit, an expiry or a reversal. Entries are never changed.
+One movement of a customer's money wallet (cashback in R$): a credit, a debit, an expiry, a reversal or a refund. Entries are never changed.
 """
 type WalletEntry implements Node {
   """
@@ -14342,7 +14403,7 @@ type WalletEntry implements Node {
   """
   wallet: WalletEntryWallet!
   """
-  credit: a cashback credited; debit: spent; expiration: a lot expired; reversal: a credit undone, taken from the balance and, when spent, owed as a debt.
+  credit: a cashback credited; debit: spent; expiration: a lot expired; reversal: a credit undone, taken from the balance and, when spent, owed as a debt; refund: cents a payment spent given back (its order rolled back), spendable at once.
   """
   kind: WalletEntryKind!
   """
@@ -14412,6 +14473,7 @@ enum WalletEntryKind @goModel(model: "github.com/fideliza/fideliza/ent/walletent
   debit
   expiration
   reversal
+  refund
 }
 """
 Ordering options for WalletEntry connections
@@ -17475,6 +17537,12 @@ func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphq
 		return ec.fieldContext_Tenant_pointsPendingDays(ctx, field)
 	case "cashbackAsPoints":
 		return ec.fieldContext_Tenant_cashbackAsPoints(ctx, field)
+	case "cashbackSpendChannels":
+		return ec.fieldContext_Tenant_cashbackSpendChannels(ctx, field)
+	case "cashbackSpendMaxShare":
+		return ec.fieldContext_Tenant_cashbackSpendMaxShare(ctx, field)
+	case "cashbackSpendMin":
+		return ec.fieldContext_Tenant_cashbackSpendMin(ctx, field)
 	case "levelGraceDays":
 		return ec.fieldContext_Tenant_levelGraceDays(ctx, field)
 	case "churnRefitDays":
@@ -37338,6 +37406,75 @@ func (ec *executionContext) _Tenant_cashbackAsPoints(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_Tenant_cashbackAsPoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Tenant_cashbackSpendChannels(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_cashbackSpendChannels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CashbackSpendChannels, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_cashbackSpendChannels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Tenant_cashbackSpendMaxShare(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_cashbackSpendMaxShare(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CashbackSpendMaxShare, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_cashbackSpendMaxShare(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Tenant_cashbackSpendMin(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_cashbackSpendMin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CashbackSpendMin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_cashbackSpendMin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Money does not have child fields"))
 }
 
 func (ec *executionContext) _Tenant_levelGraceDays(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
@@ -60998,7 +61135,7 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond", "timeZone", "pointsPendingDays", "levelGraceDays", "cashbackAsPoints", "pointsValue", "pointsSpendMin", "pointsSpendMaxShare", "pointsSpendMaxShareLevels", "pointsSpendChannels", "churnRefitDays", "auditRetentionDays", "anonymizeInactiveYears", "corsOrigins"}
+	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond", "timeZone", "pointsPendingDays", "levelGraceDays", "cashbackAsPoints", "cashbackSpendChannels", "cashbackSpendMaxShare", "cashbackSpendMin", "pointsValue", "pointsSpendMin", "pointsSpendMaxShare", "pointsSpendMaxShareLevels", "pointsSpendChannels", "churnRefitDays", "auditRetentionDays", "anonymizeInactiveYears", "corsOrigins"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -61124,6 +61261,27 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 				return it, err
 			}
 			it.CashbackAsPoints = data
+		case "cashbackSpendChannels":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackSpendChannels"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackSpendChannels = data
+		case "cashbackSpendMaxShare":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackSpendMaxShare"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackSpendMaxShare = data
+		case "cashbackSpendMin":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackSpendMin"))
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackSpendMin = data
 		case "pointsValue":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsValue"))
 			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
@@ -61203,7 +61361,7 @@ func (ec *executionContext) unmarshalInputTenantWhereInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "active", "activeNEQ", "preRegistration", "preRegistrationNEQ", "saleRegistration", "saleRegistrationNEQ", "saleTolerance", "saleToleranceNEQ", "saleToleranceIn", "saleToleranceNotIn", "saleToleranceGT", "saleToleranceGTE", "saleToleranceLT", "saleToleranceLTE", "pointsPerReal", "pointsPerRealNEQ", "pointsPerRealIn", "pointsPerRealNotIn", "pointsPerRealGT", "pointsPerRealGTE", "pointsPerRealLT", "pointsPerRealLTE", "pointsValue", "pointsValueNEQ", "pointsValueIn", "pointsValueNotIn", "pointsValueGT", "pointsValueGTE", "pointsValueLT", "pointsValueLTE", "pointsValueIsNil", "pointsValueNotNil", "pointsSpendMin", "pointsSpendMinNEQ", "pointsSpendMinIn", "pointsSpendMinNotIn", "pointsSpendMinGT", "pointsSpendMinGTE", "pointsSpendMinLT", "pointsSpendMinLTE", "pointsSpendMaxShare", "pointsSpendMaxShareNEQ", "pointsSpendMaxShareIn", "pointsSpendMaxShareNotIn", "pointsSpendMaxShareGT", "pointsSpendMaxShareGTE", "pointsSpendMaxShareLT", "pointsSpendMaxShareLTE", "pointsSpendMaxShareIsNil", "pointsSpendMaxShareNotNil", "pointsSpendMaxShareSilver", "pointsSpendMaxShareSilverNEQ", "pointsSpendMaxShareSilverIn", "pointsSpendMaxShareSilverNotIn", "pointsSpendMaxShareSilverGT", "pointsSpendMaxShareSilverGTE", "pointsSpendMaxShareSilverLT", "pointsSpendMaxShareSilverLTE", "pointsSpendMaxShareSilverIsNil", "pointsSpendMaxShareSilverNotNil", "pointsSpendMaxShareGold", "pointsSpendMaxShareGoldNEQ", "pointsSpendMaxShareGoldIn", "pointsSpendMaxShareGoldNotIn", "pointsSpendMaxShareGoldGT", "pointsSpendMaxShareGoldGTE", "pointsSpendMaxShareGoldLT", "pointsSpendMaxShareGoldLTE", "pointsSpendMaxShareGoldIsNil", "pointsSpendMaxShareGoldNotNil", "pointsSpendMaxShareDiamond", "pointsSpendMaxShareDiamondNEQ", "pointsSpendMaxShareDiamondIn", "pointsSpendMaxShareDiamondNotIn", "pointsSpendMaxShareDiamondGT", "pointsSpendMaxShareDiamondGTE", "pointsSpendMaxShareDiamondLT", "pointsSpendMaxShareDiamondLTE", "pointsSpendMaxShareDiamondIsNil", "pointsSpendMaxShareDiamondNotNil", "pointsExpiryMonths", "pointsExpiryMonthsNEQ", "pointsExpiryMonthsIn", "pointsExpiryMonthsNotIn", "pointsExpiryMonthsGT", "pointsExpiryMonthsGTE", "pointsExpiryMonthsLT", "pointsExpiryMonthsLTE", "timeZone", "timeZoneNEQ", "timeZoneIn", "timeZoneNotIn", "timeZoneGT", "timeZoneGTE", "timeZoneLT", "timeZoneLTE", "timeZoneContains", "timeZoneHasPrefix", "timeZoneHasSuffix", "timeZoneEqualFold", "timeZoneContainsFold", "pointsPendingDays", "pointsPendingDaysNEQ", "pointsPendingDaysIn", "pointsPendingDaysNotIn", "pointsPendingDaysGT", "pointsPendingDaysGTE", "pointsPendingDaysLT", "pointsPendingDaysLTE", "cashbackAsPoints", "cashbackAsPointsNEQ", "levelGraceDays", "levelGraceDaysNEQ", "levelGraceDaysIn", "levelGraceDaysNotIn", "levelGraceDaysGT", "levelGraceDaysGTE", "levelGraceDaysLT", "levelGraceDaysLTE", "churnRefitDays", "churnRefitDaysNEQ", "churnRefitDaysIn", "churnRefitDaysNotIn", "churnRefitDaysGT", "churnRefitDaysGTE", "churnRefitDaysLT", "churnRefitDaysLTE", "silverThreshold", "silverThresholdNEQ", "silverThresholdIn", "silverThresholdNotIn", "silverThresholdGT", "silverThresholdGTE", "silverThresholdLT", "silverThresholdLTE", "goldThreshold", "goldThresholdNEQ", "goldThresholdIn", "goldThresholdNotIn", "goldThresholdGT", "goldThresholdGTE", "goldThresholdLT", "goldThresholdLTE", "diamondThreshold", "diamondThresholdNEQ", "diamondThresholdIn", "diamondThresholdNotIn", "diamondThresholdGT", "diamondThresholdGTE", "diamondThresholdLT", "diamondThresholdLTE", "priceCodeBronze", "priceCodeBronzeNEQ", "priceCodeBronzeIn", "priceCodeBronzeNotIn", "priceCodeBronzeGT", "priceCodeBronzeGTE", "priceCodeBronzeLT", "priceCodeBronzeLTE", "priceCodeSilver", "priceCodeSilverNEQ", "priceCodeSilverIn", "priceCodeSilverNotIn", "priceCodeSilverGT", "priceCodeSilverGTE", "priceCodeSilverLT", "priceCodeSilverLTE", "priceCodeGold", "priceCodeGoldNEQ", "priceCodeGoldIn", "priceCodeGoldNotIn", "priceCodeGoldGT", "priceCodeGoldGTE", "priceCodeGoldLT", "priceCodeGoldLTE", "priceCodeDiamond", "priceCodeDiamondNEQ", "priceCodeDiamondIn", "priceCodeDiamondNotIn", "priceCodeDiamondGT", "priceCodeDiamondGTE", "priceCodeDiamondLT", "priceCodeDiamondLTE", "sandboxOfID", "sandboxOfIDNEQ", "sandboxOfIDIn", "sandboxOfIDNotIn", "sandboxOfIDGT", "sandboxOfIDGTE", "sandboxOfIDLT", "sandboxOfIDLTE", "sandboxOfIDContains", "sandboxOfIDHasPrefix", "sandboxOfIDHasSuffix", "sandboxOfIDIsNil", "sandboxOfIDNotNil", "sandboxOfIDEqualFold", "sandboxOfIDContainsFold", "auditRetentionDays", "auditRetentionDaysNEQ", "auditRetentionDaysIn", "auditRetentionDaysNotIn", "auditRetentionDaysGT", "auditRetentionDaysGTE", "auditRetentionDaysLT", "auditRetentionDaysLTE", "anonymizeInactiveYears", "anonymizeInactiveYearsNEQ", "anonymizeInactiveYearsIn", "anonymizeInactiveYearsNotIn", "anonymizeInactiveYearsGT", "anonymizeInactiveYearsGTE", "anonymizeInactiveYearsLT", "anonymizeInactiveYearsLTE", "anonymizeInactiveYearsIsNil", "anonymizeInactiveYearsNotNil", "hasSandboxOf", "hasSandboxOfWith", "hasSandboxes", "hasSandboxesWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "active", "activeNEQ", "preRegistration", "preRegistrationNEQ", "saleRegistration", "saleRegistrationNEQ", "saleTolerance", "saleToleranceNEQ", "saleToleranceIn", "saleToleranceNotIn", "saleToleranceGT", "saleToleranceGTE", "saleToleranceLT", "saleToleranceLTE", "pointsPerReal", "pointsPerRealNEQ", "pointsPerRealIn", "pointsPerRealNotIn", "pointsPerRealGT", "pointsPerRealGTE", "pointsPerRealLT", "pointsPerRealLTE", "pointsValue", "pointsValueNEQ", "pointsValueIn", "pointsValueNotIn", "pointsValueGT", "pointsValueGTE", "pointsValueLT", "pointsValueLTE", "pointsValueIsNil", "pointsValueNotNil", "pointsSpendMin", "pointsSpendMinNEQ", "pointsSpendMinIn", "pointsSpendMinNotIn", "pointsSpendMinGT", "pointsSpendMinGTE", "pointsSpendMinLT", "pointsSpendMinLTE", "pointsSpendMaxShare", "pointsSpendMaxShareNEQ", "pointsSpendMaxShareIn", "pointsSpendMaxShareNotIn", "pointsSpendMaxShareGT", "pointsSpendMaxShareGTE", "pointsSpendMaxShareLT", "pointsSpendMaxShareLTE", "pointsSpendMaxShareIsNil", "pointsSpendMaxShareNotNil", "pointsSpendMaxShareSilver", "pointsSpendMaxShareSilverNEQ", "pointsSpendMaxShareSilverIn", "pointsSpendMaxShareSilverNotIn", "pointsSpendMaxShareSilverGT", "pointsSpendMaxShareSilverGTE", "pointsSpendMaxShareSilverLT", "pointsSpendMaxShareSilverLTE", "pointsSpendMaxShareSilverIsNil", "pointsSpendMaxShareSilverNotNil", "pointsSpendMaxShareGold", "pointsSpendMaxShareGoldNEQ", "pointsSpendMaxShareGoldIn", "pointsSpendMaxShareGoldNotIn", "pointsSpendMaxShareGoldGT", "pointsSpendMaxShareGoldGTE", "pointsSpendMaxShareGoldLT", "pointsSpendMaxShareGoldLTE", "pointsSpendMaxShareGoldIsNil", "pointsSpendMaxShareGoldNotNil", "pointsSpendMaxShareDiamond", "pointsSpendMaxShareDiamondNEQ", "pointsSpendMaxShareDiamondIn", "pointsSpendMaxShareDiamondNotIn", "pointsSpendMaxShareDiamondGT", "pointsSpendMaxShareDiamondGTE", "pointsSpendMaxShareDiamondLT", "pointsSpendMaxShareDiamondLTE", "pointsSpendMaxShareDiamondIsNil", "pointsSpendMaxShareDiamondNotNil", "pointsExpiryMonths", "pointsExpiryMonthsNEQ", "pointsExpiryMonthsIn", "pointsExpiryMonthsNotIn", "pointsExpiryMonthsGT", "pointsExpiryMonthsGTE", "pointsExpiryMonthsLT", "pointsExpiryMonthsLTE", "timeZone", "timeZoneNEQ", "timeZoneIn", "timeZoneNotIn", "timeZoneGT", "timeZoneGTE", "timeZoneLT", "timeZoneLTE", "timeZoneContains", "timeZoneHasPrefix", "timeZoneHasSuffix", "timeZoneEqualFold", "timeZoneContainsFold", "pointsPendingDays", "pointsPendingDaysNEQ", "pointsPendingDaysIn", "pointsPendingDaysNotIn", "pointsPendingDaysGT", "pointsPendingDaysGTE", "pointsPendingDaysLT", "pointsPendingDaysLTE", "cashbackAsPoints", "cashbackAsPointsNEQ", "cashbackSpendMaxShare", "cashbackSpendMaxShareNEQ", "cashbackSpendMaxShareIn", "cashbackSpendMaxShareNotIn", "cashbackSpendMaxShareGT", "cashbackSpendMaxShareGTE", "cashbackSpendMaxShareLT", "cashbackSpendMaxShareLTE", "cashbackSpendMin", "cashbackSpendMinNEQ", "cashbackSpendMinIn", "cashbackSpendMinNotIn", "cashbackSpendMinGT", "cashbackSpendMinGTE", "cashbackSpendMinLT", "cashbackSpendMinLTE", "levelGraceDays", "levelGraceDaysNEQ", "levelGraceDaysIn", "levelGraceDaysNotIn", "levelGraceDaysGT", "levelGraceDaysGTE", "levelGraceDaysLT", "levelGraceDaysLTE", "churnRefitDays", "churnRefitDaysNEQ", "churnRefitDaysIn", "churnRefitDaysNotIn", "churnRefitDaysGT", "churnRefitDaysGTE", "churnRefitDaysLT", "churnRefitDaysLTE", "silverThreshold", "silverThresholdNEQ", "silverThresholdIn", "silverThresholdNotIn", "silverThresholdGT", "silverThresholdGTE", "silverThresholdLT", "silverThresholdLTE", "goldThreshold", "goldThresholdNEQ", "goldThresholdIn", "goldThresholdNotIn", "goldThresholdGT", "goldThresholdGTE", "goldThresholdLT", "goldThresholdLTE", "diamondThreshold", "diamondThresholdNEQ", "diamondThresholdIn", "diamondThresholdNotIn", "diamondThresholdGT", "diamondThresholdGTE", "diamondThresholdLT", "diamondThresholdLTE", "priceCodeBronze", "priceCodeBronzeNEQ", "priceCodeBronzeIn", "priceCodeBronzeNotIn", "priceCodeBronzeGT", "priceCodeBronzeGTE", "priceCodeBronzeLT", "priceCodeBronzeLTE", "priceCodeSilver", "priceCodeSilverNEQ", "priceCodeSilverIn", "priceCodeSilverNotIn", "priceCodeSilverGT", "priceCodeSilverGTE", "priceCodeSilverLT", "priceCodeSilverLTE", "priceCodeGold", "priceCodeGoldNEQ", "priceCodeGoldIn", "priceCodeGoldNotIn", "priceCodeGoldGT", "priceCodeGoldGTE", "priceCodeGoldLT", "priceCodeGoldLTE", "priceCodeDiamond", "priceCodeDiamondNEQ", "priceCodeDiamondIn", "priceCodeDiamondNotIn", "priceCodeDiamondGT", "priceCodeDiamondGTE", "priceCodeDiamondLT", "priceCodeDiamondLTE", "sandboxOfID", "sandboxOfIDNEQ", "sandboxOfIDIn", "sandboxOfIDNotIn", "sandboxOfIDGT", "sandboxOfIDGTE", "sandboxOfIDLT", "sandboxOfIDLTE", "sandboxOfIDContains", "sandboxOfIDHasPrefix", "sandboxOfIDHasSuffix", "sandboxOfIDIsNil", "sandboxOfIDNotNil", "sandboxOfIDEqualFold", "sandboxOfIDContainsFold", "auditRetentionDays", "auditRetentionDaysNEQ", "auditRetentionDaysIn", "auditRetentionDaysNotIn", "auditRetentionDaysGT", "auditRetentionDaysGTE", "auditRetentionDaysLT", "auditRetentionDaysLTE", "anonymizeInactiveYears", "anonymizeInactiveYearsNEQ", "anonymizeInactiveYearsIn", "anonymizeInactiveYearsNotIn", "anonymizeInactiveYearsGT", "anonymizeInactiveYearsGTE", "anonymizeInactiveYearsLT", "anonymizeInactiveYearsLTE", "anonymizeInactiveYearsIsNil", "anonymizeInactiveYearsNotNil", "hasSandboxOf", "hasSandboxOfWith", "hasSandboxes", "hasSandboxesWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -62281,6 +62439,118 @@ func (ec *executionContext) unmarshalInputTenantWhereInput(ctx context.Context, 
 				return it, err
 			}
 			it.CashbackAsPointsNEQ = data
+		case "cashbackSpendMaxShare":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackSpendMaxShare"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackSpendMaxShare = data
+		case "cashbackSpendMaxShareNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackSpendMaxShareNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackSpendMaxShareNEQ = data
+		case "cashbackSpendMaxShareIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackSpendMaxShareIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackSpendMaxShareIn = data
+		case "cashbackSpendMaxShareNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackSpendMaxShareNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackSpendMaxShareNotIn = data
+		case "cashbackSpendMaxShareGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackSpendMaxShareGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackSpendMaxShareGT = data
+		case "cashbackSpendMaxShareGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackSpendMaxShareGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackSpendMaxShareGTE = data
+		case "cashbackSpendMaxShareLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackSpendMaxShareLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackSpendMaxShareLT = data
+		case "cashbackSpendMaxShareLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackSpendMaxShareLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackSpendMaxShareLTE = data
+		case "cashbackSpendMin":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackSpendMin"))
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackSpendMin = data
+		case "cashbackSpendMinNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackSpendMinNEQ"))
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackSpendMinNEQ = data
+		case "cashbackSpendMinIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackSpendMinIn"))
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackSpendMinIn = data
+		case "cashbackSpendMinNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackSpendMinNotIn"))
+			data, err := ec.unmarshalOMoney2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackSpendMinNotIn = data
+		case "cashbackSpendMinGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackSpendMinGT"))
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackSpendMinGT = data
+		case "cashbackSpendMinGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackSpendMinGTE"))
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackSpendMinGTE = data
+		case "cashbackSpendMinLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackSpendMinLT"))
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackSpendMinLT = data
+		case "cashbackSpendMinLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackSpendMinLTE"))
+			data, err := ec.unmarshalOMoney2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackSpendMinLTE = data
 		case "levelGraceDays":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceDays"))
 			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
@@ -75027,6 +75297,21 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "cashbackAsPoints":
 			out.Values[i] = ec._Tenant_cashbackAsPoints(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "cashbackSpendChannels":
+			out.Values[i] = ec._Tenant_cashbackSpendChannels(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "cashbackSpendMaxShare":
+			out.Values[i] = ec._Tenant_cashbackSpendMaxShare(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "cashbackSpendMin":
+			out.Values[i] = ec._Tenant_cashbackSpendMin(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

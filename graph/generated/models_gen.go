@@ -702,6 +702,12 @@ type TenantSettingsInput struct {
 	LevelGraceDays *int `json:"levelGraceDays,omitempty"`
 	// Whether cashback campaigns credit points at pointsPerReal (true, the default) or R$ to the customer's cashback wallet (false), pending for pointsPendingDays and expiring after pointsExpiryMonths; applies to cashback credited from the change on.
 	CashbackAsPoints *bool `json:"cashbackAsPoints,omitempty"`
+	// Channels where the cashback wallet pays: pdv (the till), ecommerce (checkout); both by default, [] turns spending off.
+	CashbackSpendChannels []string `json:"cashbackSpendChannels,omitempty"`
+	// The largest share of a sale or order payable with cashback, 0 to 1 (0.1: a tenth); 1 (the whole) by default.
+	CashbackSpendMaxShare *decimal.Decimal `json:"cashbackSpendMaxShare,omitempty"`
+	// The fewest R$ of cashback a customer may spend at once, 0 (any, the default) to 10000.
+	CashbackSpendMin *decimal.Decimal `json:"cashbackSpendMin,omitempty"`
 	// Value in R$ of one point spent as money at the till or at checkout, above 0 and at most 1000 (0.01: 100 points pay R$ 1.00), exact: it may be a fraction of a cent (0.005).
 	PointsValue *decimal.Decimal `json:"pointsValue,omitempty"`
 	// The fewest points a customer may spend at once, 0 (any) to 1000000.

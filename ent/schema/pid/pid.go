@@ -49,6 +49,7 @@ const (
 	Wallet         = "wal"
 	WalletTx       = "wtx"
 	WalletLot      = "wlt"
+	WalletHold     = "whd"
 	GiftCard       = "gcd"
 	GiftCardTx     = "gce"
 	GiftCardBatch  = "gcb"

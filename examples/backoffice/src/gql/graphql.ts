@@ -3718,6 +3718,12 @@ export type TenantSettingsInput = {
   auditRetentionDays?: InputMaybe<Scalars['Int']['input']>;
   /** Whether cashback campaigns credit points at pointsPerReal (true, the default) or R$ to the customer's cashback wallet (false), pending for pointsPendingDays and expiring after pointsExpiryMonths; applies to cashback credited from the change on. */
   cashbackAsPoints?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Channels where the cashback wallet pays: pdv (the till), ecommerce (checkout); both by default, [] turns spending off. */
+  cashbackSpendChannels?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** The largest share of a sale or order payable with cashback, 0 to 1 (0.1: a tenth); 1 (the whole) by default. */
+  cashbackSpendMaxShare?: InputMaybe<Scalars['Decimal']['input']>;
+  /** The fewest R$ of cashback a customer may spend at once, 0 (any, the default) to 10000. */
+  cashbackSpendMin?: InputMaybe<Scalars['Money']['input']>;
   /** Days between fits of the churn model, 1 to 90; customers are scored daily with the newest model. */
   churnRefitDays?: InputMaybe<Scalars['Int']['input']>;
   /** Origins of the tenant's back-office web apps (scheme://host[:port], such as https://backoffice.example.com; at most 20) allowed to call /graphql, /v1 and the webhooks API from a browser with a bearer token (CORS); the list replaces the one kept, [] clears it. */
@@ -3798,6 +3804,24 @@ export type TenantWhereInput = {
   /** cashback_as_points field predicates */
   cashbackAsPoints?: InputMaybe<Scalars['Boolean']['input']>;
   cashbackAsPointsNEQ?: InputMaybe<Scalars['Boolean']['input']>;
+  /** cashback_spend_max_share field predicates */
+  cashbackSpendMaxShare?: InputMaybe<Scalars['Decimal']['input']>;
+  cashbackSpendMaxShareGT?: InputMaybe<Scalars['Decimal']['input']>;
+  cashbackSpendMaxShareGTE?: InputMaybe<Scalars['Decimal']['input']>;
+  cashbackSpendMaxShareIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  cashbackSpendMaxShareLT?: InputMaybe<Scalars['Decimal']['input']>;
+  cashbackSpendMaxShareLTE?: InputMaybe<Scalars['Decimal']['input']>;
+  cashbackSpendMaxShareNEQ?: InputMaybe<Scalars['Decimal']['input']>;
+  cashbackSpendMaxShareNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  /** cashback_spend_min field predicates */
+  cashbackSpendMin?: InputMaybe<Scalars['Money']['input']>;
+  cashbackSpendMinGT?: InputMaybe<Scalars['Money']['input']>;
+  cashbackSpendMinGTE?: InputMaybe<Scalars['Money']['input']>;
+  cashbackSpendMinIn?: InputMaybe<Array<Scalars['Money']['input']>>;
+  cashbackSpendMinLT?: InputMaybe<Scalars['Money']['input']>;
+  cashbackSpendMinLTE?: InputMaybe<Scalars['Money']['input']>;
+  cashbackSpendMinNEQ?: InputMaybe<Scalars['Money']['input']>;
+  cashbackSpendMinNotIn?: InputMaybe<Array<Scalars['Money']['input']>>;
   /** churn_refit_days field predicates */
   churnRefitDays?: InputMaybe<Scalars['Int']['input']>;
   churnRefitDaysGT?: InputMaybe<Scalars['Int']['input']>;
@@ -4164,6 +4188,7 @@ export type WalletEntryKind =
   | 'credit'
   | 'debit'
   | 'expiration'
+  | 'refund'
   | 'reversal';
 
 /** Ordering options for WalletEntry connections */
