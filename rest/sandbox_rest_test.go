@@ -64,7 +64,7 @@ var sandboxIDKinds = map[string][]string{
 	"sales": {pid.Sale}, "sale_id": {pid.Sale}, "saleId": {pid.Sale}, "clients": {pid.Client},
 	"redemptions": {pid.Redemption}, "events": {pid.Event}, "event_id": {pid.Event},
 	"webhooks": {pid.Webhook}, "endpoints": {pid.Webhook}, "endpoint_id": {pid.Webhook},
-	"holds": {pid.PointsHold, pid.WalletHold}, "deliveries": {pid.Delivery}, "delivery_id": {pid.Delivery}, "attempts": {pid.Attempt},
+	"holds": {pid.PointsHold, pid.WalletHold}, "gift-cards": {pid.GiftCard}, "deliveries": {pid.Delivery}, "delivery_id": {pid.Delivery}, "attempts": {pid.Attempt},
 }
 
 // sandboxIDsFor returns the ids among ids to put in a route's parameter: those of
@@ -186,6 +186,16 @@ func (s *sandboxCase) restBody(t *testing.T, key string) map[string]any {
 		return map[string]any{"customer_id": prod.customers[0].ID, "wallet": "cashback", "order_id": "sandbox-order", "amount": 1}
 	case "POST /points/holds/{id}/capture", "POST /v1/points/holds/{id}/capture", "POST /v1/wallets/holds/{id}/capture":
 		return map[string]any{"order_id": "sandbox-order", "order_amount": 100}
+	case "POST /v1/gift-cards":
+		return map[string]any{"amount": 10, "customer_id": prod.customers[0].ID}
+	case "POST /v1/gift-cards/lookup":
+		return map[string]any{"code": prodGiftCardCode}
+	case "POST /v1/gift-cards/{id}/load":
+		return map[string]any{"amount": 1, "load_id": "sandbox-load"}
+	case "POST /v1/gift-cards/{id}/transfer":
+		return map[string]any{"to_gift_card_id": sandboxIDsFor(prod.allIDs, "/v1/gift-cards/{id}", "id")[0], "transfer_id": "sandbox-transfer"}
+	case "POST /v1/gift-cards/{id}/bind":
+		return map[string]any{"customer_id": prod.customers[0].ID}
 	case "POST /v1/products":
 		return map[string]any{"products": []any{map[string]any{"sku": "SANDBOX-1", "name": "Sandbox"}}}
 	case "POST /v1/segments":
@@ -215,12 +225,13 @@ var (
 		"POST /v1/campaigns": true, "POST /points/credit": true, "POST /v1/points/credit": true,
 		"POST /points/debit": true, "POST /v1/points/debit": true, "POST /v1/campaigns/validate": true,
 		"POST /points/holds": true, "POST /v1/points/holds": true, "POST /v1/wallets/holds": true,
+		"POST /v1/gift-cards": true, "POST /v1/gift-cards/lookup": true,
 		"POST /v1/segments": true,
 	}
 	sandboxCollections = map[string]bool{
 		"GET /v1/customers": true, "POST /v1/customers": true, "GET /v1/campaigns": true,
 		"GET /v1/webhooks": true, "POST /v1/webhooks": true, "POST /v1/products": true,
-		"GET /v1/segments": true, "POST /v1/segments/preview": true,
+		"GET /v1/segments": true, "POST /v1/segments/preview": true, "GET /v1/gift-cards": true,
 	}
 )
 

@@ -12,9 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/domain/giftcard"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/event"
+	entgiftcard "github.com/fideliza/fideliza/ent/giftcard"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointshold"
 	"github.com/fideliza/fideliza/ent/store"
@@ -157,7 +159,7 @@ func (s *sandboxCase) seedWebhooks(t *testing.T) {
 }
 
 // seedHold gives the production tenant an online order's open points hold
-// and cashback hold.
+// and cashback hold, and a gift card.
 func (s *sandboxCase) seedHold(t *testing.T) {
 	t.Helper()
 	ctx := viewer.TenantContext(sys(), s.prod.tenantID)
@@ -170,7 +172,16 @@ func (s *sandboxCase) seedHold(t *testing.T) {
 		SetExpiresAt(time.Now().Add(time.Hour)).Save(ctx)
 	require.NoError(t, err)
 	s.prod.allIDs = append(s.prod.allIDs, h.ID, w.ID)
+	g, err := s.db.Ent.GiftCard.Create().SetCodeHash(giftcard.HashCode(prodGiftCardCode)).SetCodeLast4(giftcard.Last4(prodGiftCardCode)).
+		SetStatus(entgiftcard.StatusActive).SetInitialCents(5000).SetBalanceCents(5000).SetExpiresAt(time.Now().AddDate(1, 0, 0)).
+		SetNote(prodMark).Save(ctx)
+	require.NoError(t, err)
+	s.prod.allIDs = append(s.prod.allIDs, g.ID)
+	s.prod.nodeIDs = append(s.prod.nodeIDs, g.ID)
 }
+
+// prodGiftCardCode is the code of the production tenant's gift card.
+const prodGiftCardCode = "7K3MQ0A1B2C3D4E5F6G9"
 
 // webhookState reads the production tenant's webhook rows, as the system.
 func (s *sandboxCase) webhookState(t *testing.T) string {

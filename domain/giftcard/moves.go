@@ -157,7 +157,10 @@ type Transferred struct {
 // cards in opposite directions queue instead of deadlocking. It records
 // gift_card.transferred, of the source card.
 func (g Cards) Transfer(ctx context.Context, c *ent.Client, t Transfer) (*Transferred, error) {
-	if t.FromID == t.ToID {
+	if t.FromID == t.ToID { // a card the viewer cannot see is not found first
+		if _, err := g.lock(ctx, c, t.FromID); err != nil {
+			return nil, err
+		}
 		return nil, ErrSameCard
 	}
 	if t.Cents < 0 {
