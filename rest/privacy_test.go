@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -50,6 +51,8 @@ func TestCustomerExportAndErasure(t *testing.T) {
 		posRequireAccepted(t, e.posPost(t, "/sales", posSaleBody(posN("810"), map[string]any{"id": doc, "type": "CPF"})), "810",
 			map[string]any{"id": doc, "type": "CPF"})
 		posWork(t, e, e.posSaleID(t, "810"))
+		card := e.bearer(t, http.MethodPost, "/v1/gift-cards", token, map[string]any{"amount": 25, "customer_id": id})
+		require.Equal(t, http.StatusCreated, card.status, "%s", card.body)
 
 		export := e.bearer(t, http.MethodGet, "/v1/customers/"+id+"/export", token, nil)
 		require.Equal(t, http.StatusOK, export.status, "%s", export.body)
@@ -59,6 +62,8 @@ func TestCustomerExportAndErasure(t *testing.T) {
 			Points     []map[string]any `json:"points_entries"`
 			Sales      []map[string]any `json:"sales"`
 			Redeemed   []map[string]any `json:"redemptions"`
+			Wallets    []map[string]any `json:"wallet_entries"`
+			GiftCards  []map[string]any `json:"gift_cards"`
 		}
 		require.NoError(t, json.Unmarshal(export.body, &doc1), "%s", export.body)
 		require.Equal(t, doc, doc1.Customer["document"], "the data subject's copy is unmasked")
@@ -67,6 +72,10 @@ func TestCustomerExportAndErasure(t *testing.T) {
 		require.Len(t, doc1.Sales, 1)
 		require.NotEmpty(t, doc1.Sales[0]["edges"].(map[string]any)["items"])
 		require.NotNil(t, doc1.Redeemed)
+		require.NotNil(t, doc1.Wallets, "the cashback wallet's entries, none here")
+		require.Len(t, doc1.GiftCards, 1, "the card bound to the customer")
+		require.Equal(t, "25", fmt.Sprint(doc1.GiftCards[0]["initial_cents"].(float64)/100))
+		require.NotContains(t, doc1.GiftCards[0], "code_hash", "the card's code is not the customer's to export")
 
 		ctx := e.posTenantCtx()
 		balance := func() string {

@@ -24,12 +24,14 @@ import (
 	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/giftcard"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/ent/walletentry"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/storage"
 )
@@ -48,6 +50,8 @@ const (
 	ExportPointsSection     = "points_entries"  // *ent.PointsEntry, oldest first
 	ExportSalesSection      = "sales"           // *ent.Sale with its items and payments, oldest first
 	ExportRedemptionSection = "redemptions"     // *ent.Redemption, oldest first
+	ExportWalletSection     = "wallet_entries"  // *ent.WalletEntry (cashback in R$), oldest first
+	ExportGiftCardSection   = "gift_cards"      // *ent.GiftCard bound to the customer (no code: it is kept only as a hash)
 )
 
 // ExportCustomer gives a customer's data, the data subject's copy (LGPD art.
@@ -100,14 +104,27 @@ func (a *Service) exportCustomer(ctx context.Context, id string, emit func(secti
 	}, func(s *ent.Sale) string { return s.ID }, func(s *ent.Sale) error { return emit(ExportSalesSection, s) }); err != nil {
 		return err
 	}
-	return kernel.Pages(ctx, func(after string) ([]*ent.Redemption, error) {
+	if err := kernel.Pages(ctx, func(after string) ([]*ent.Redemption, error) {
 		return a.k.DB.Ent.Redemption.Query().Where(redemption.CustomerID(id), redemption.IDGT(after)).
 			Order(ent.Asc(redemption.FieldID)).Limit(kernel.ExportPage).All(ctx)
-	}, func(r *ent.Redemption) string { return r.ID }, func(r *ent.Redemption) error { return emit(ExportRedemptionSection, r) })
+	}, func(r *ent.Redemption) string { return r.ID }, func(r *ent.Redemption) error { return emit(ExportRedemptionSection, r) }); err != nil {
+		return err
+	}
+	if err := kernel.Pages(ctx, func(after string) ([]*ent.WalletEntry, error) {
+		return a.k.DB.Ent.WalletEntry.Query().Where(walletentry.CustomerID(id), walletentry.IDGT(after)).
+			Order(ent.Asc(walletentry.FieldID)).Limit(kernel.ExportPage).All(ctx)
+	}, func(e *ent.WalletEntry) string { return e.ID }, func(e *ent.WalletEntry) error { return emit(ExportWalletSection, e) }); err != nil {
+		return err
+	}
+	return kernel.Pages(ctx, func(after string) ([]*ent.GiftCard, error) {
+		return a.k.DB.Ent.GiftCard.Query().Where(giftcard.CustomerID(id), giftcard.IDGT(after)).
+			Order(ent.Asc(giftcard.FieldID)).Limit(kernel.ExportPage).All(ctx)
+	}, func(g *ent.GiftCard) string { return g.ID }, func(g *ent.GiftCard) error { return emit(ExportGiftCardSection, g) })
 }
 
 // ExportSections are the members of an export document, in order.
-var ExportSections = []string{ExportCustomerSection, ExportConsentSection, ExportPointsSection, ExportSalesSection, ExportRedemptionSection}
+var ExportSections = []string{ExportCustomerSection, ExportConsentSection, ExportPointsSection, ExportSalesSection,
+	ExportRedemptionSection, ExportWalletSection, ExportGiftCardSection}
 
 // WriteCustomerExport writes a customer's export as one JSON document,
 // {"exported_at": …, "customer": …, "points_entries": […], "sales": […],
