@@ -191,6 +191,7 @@ func (a *Service) RollbackHold(ctx context.Context, id, reason string) (*OrderHo
 			return err
 		case wallethold.StatusTaken:
 			return HoldUnavailable()
+		case wallethold.StatusSpent, wallethold.StatusReleased: // refunded below, or answered as refunded
 		}
 		res, err := w.RefundHold(ctx, c, id, "cashback paid given back: order "+out.OrderID+" rolled back: "+strings.TrimSpace(reason))
 		if err != nil {

@@ -50,12 +50,12 @@ func FormatCode(code string) string {
 func NormalizeCode(typed string) (code string, ok bool) {
 	var b strings.Builder
 	for _, r := range strings.ToUpper(typed) {
-		switch {
-		case r == ' ' || r == '-':
+		switch r {
+		case ' ', '-':
 			continue
-		case r == 'O':
+		case 'O':
 			r = '0'
-		case r == 'I' || r == 'L':
+		case 'I', 'L':
 			r = '1'
 		}
 		if r > 'Z' || !strings.ContainsRune(CodeAlphabet, r) {

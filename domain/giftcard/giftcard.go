@@ -101,6 +101,7 @@ func Spendable(card *ent.GiftCard, now time.Time) error {
 		return ErrCancelled
 	case entgiftcard.StatusExpired:
 		return ErrExpired
+	case entgiftcard.StatusActive: // until its expiry
 	}
 	if !now.Before(card.ExpiresAt) {
 		return ErrExpired

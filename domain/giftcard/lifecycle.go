@@ -61,6 +61,7 @@ func (g Cards) Cancel(ctx context.Context, c *ent.Client, cardID, reason string)
 		return &Result{Card: card, Entry: prior, Replayed: true}, err
 	case entgiftcard.StatusExpired:
 		return nil, ErrExpired
+	case entgiftcard.StatusInactive, entgiftcard.StatusActive: // cancelled below
 	}
 	now := g.now()
 	res, err := g.end(ctx, c, card, m, giftcardentry.KindCancellation, now,

@@ -94,6 +94,7 @@ func (g Cards) move(ctx context.Context, c *ent.Client, card *ent.GiftCard, m Mo
 	case giftcardentry.KindDebit, giftcardentry.KindTransferOut, giftcardentry.KindExpiration, giftcardentry.KindCancellation:
 		delta = -m.Cents
 		u.Where(entgiftcard.BalanceCentsGTE(m.Cents))
+	case giftcardentry.KindIssue, giftcardentry.KindLoad, giftcardentry.KindRefund, giftcardentry.KindTransferIn: // cents in
 	}
 	switch kind {
 	case giftcardentry.KindLoad, giftcardentry.KindTransferIn:
@@ -102,6 +103,8 @@ func (g Cards) move(ctx context.Context, c *ent.Client, card *ent.GiftCard, m Mo
 		u.AddRedeemedCents(m.Cents)
 	case giftcardentry.KindRefund:
 		u.AddRedeemedCents(-m.Cents).Where(entgiftcard.RedeemedCentsGTE(m.Cents))
+	case giftcardentry.KindIssue, giftcardentry.KindTransferOut, giftcardentry.KindExpiration, giftcardentry.KindCancellation:
+		// the face value is the initial cents; what leaves is neither loaded nor redeemed
 	}
 	moved, err := u.AddBalanceCents(delta).Save(ctx)
 	if ent.IsNotFound(err) {

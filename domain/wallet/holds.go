@@ -322,6 +322,7 @@ func (w Wallets) RefundHold(ctx context.Context, c *ent.Client, id, reason strin
 		return &Result{Entry: prior, Replayed: true}, err
 	case wallethold.StatusOpen, wallethold.StatusTaken:
 		return nil, ErrHoldUnavailable
+	case wallethold.StatusSpent: // refunded below
 	}
 	debit, err := findSource(ctx, c, m, walletentry.KindDebit)
 	if err != nil {
