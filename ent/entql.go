@@ -757,6 +757,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			saleitem.FieldDiscountAmount:   {Type: field.TypeOther, Column: saleitem.FieldDiscountAmount},
 			saleitem.FieldDiscounts:        {Type: field.TypeJSON, Column: saleitem.FieldDiscounts},
 			saleitem.FieldReturnedQuantity: {Type: field.TypeOther, Column: saleitem.FieldReturnedQuantity},
+			saleitem.FieldGiftCardID:       {Type: field.TypeString, Column: saleitem.FieldGiftCardID},
 		},
 	}
 	graph.Nodes[30] = &sqlgraph.Node{
@@ -5687,6 +5688,11 @@ func (f *SaleItemFilter) WhereDiscounts(p entql.BytesP) {
 // WhereReturnedQuantity applies the entql other predicate on the returned_quantity field.
 func (f *SaleItemFilter) WhereReturnedQuantity(p entql.OtherP) {
 	f.Where(p.Field(saleitem.FieldReturnedQuantity))
+}
+
+// WhereGiftCardID applies the entql string predicate on the gift_card_id field.
+func (f *SaleItemFilter) WhereGiftCardID(p entql.StringP) {
+	f.Where(p.Field(saleitem.FieldGiftCardID))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.

@@ -28024,6 +28024,7 @@ type SaleItemMutation struct {
 	discounts         *json.RawMessage
 	appenddiscounts   json.RawMessage
 	returned_quantity *decimal.Decimal
+	gift_card_id      *string
 	clearedFields     map[string]struct{}
 	tenant            *string
 	clearedtenant     bool
@@ -28527,6 +28528,55 @@ func (m *SaleItemMutation) ResetReturnedQuantity() {
 	m.returned_quantity = nil
 }
 
+// SetGiftCardID sets the "gift_card_id" field.
+func (m *SaleItemMutation) SetGiftCardID(s string) {
+	m.gift_card_id = &s
+}
+
+// GiftCardID returns the value of the "gift_card_id" field in the mutation.
+func (m *SaleItemMutation) GiftCardID() (r string, exists bool) {
+	v := m.gift_card_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGiftCardID returns the old "gift_card_id" field's value of the SaleItem entity.
+// If the SaleItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleItemMutation) OldGiftCardID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGiftCardID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGiftCardID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGiftCardID: %w", err)
+	}
+	return oldValue.GiftCardID, nil
+}
+
+// ClearGiftCardID clears the value of the "gift_card_id" field.
+func (m *SaleItemMutation) ClearGiftCardID() {
+	m.gift_card_id = nil
+	m.clearedFields[saleitem.FieldGiftCardID] = struct{}{}
+}
+
+// GiftCardIDCleared returns if the "gift_card_id" field was cleared in this mutation.
+func (m *SaleItemMutation) GiftCardIDCleared() bool {
+	_, ok := m.clearedFields[saleitem.FieldGiftCardID]
+	return ok
+}
+
+// ResetGiftCardID resets all changes to the "gift_card_id" field.
+func (m *SaleItemMutation) ResetGiftCardID() {
+	m.gift_card_id = nil
+	delete(m.clearedFields, saleitem.FieldGiftCardID)
+}
+
 // ClearTenant clears the "tenant" edge to the Tenant entity.
 func (m *SaleItemMutation) ClearTenant() {
 	m.clearedtenant = true
@@ -28615,7 +28665,7 @@ func (m *SaleItemMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SaleItemMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 11)
 	if m.tenant != nil {
 		fields = append(fields, saleitem.FieldTenantID)
 	}
@@ -28646,6 +28696,9 @@ func (m *SaleItemMutation) Fields() []string {
 	if m.returned_quantity != nil {
 		fields = append(fields, saleitem.FieldReturnedQuantity)
 	}
+	if m.gift_card_id != nil {
+		fields = append(fields, saleitem.FieldGiftCardID)
+	}
 	return fields
 }
 
@@ -28674,6 +28727,8 @@ func (m *SaleItemMutation) Field(name string) (ent.Value, bool) {
 		return m.Discounts()
 	case saleitem.FieldReturnedQuantity:
 		return m.ReturnedQuantity()
+	case saleitem.FieldGiftCardID:
+		return m.GiftCardID()
 	}
 	return nil, false
 }
@@ -28703,6 +28758,8 @@ func (m *SaleItemMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldDiscounts(ctx)
 	case saleitem.FieldReturnedQuantity:
 		return m.OldReturnedQuantity(ctx)
+	case saleitem.FieldGiftCardID:
+		return m.OldGiftCardID(ctx)
 	}
 	return nil, fmt.Errorf("unknown SaleItem field %s", name)
 }
@@ -28782,6 +28839,13 @@ func (m *SaleItemMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetReturnedQuantity(v)
 		return nil
+	case saleitem.FieldGiftCardID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGiftCardID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown SaleItem field %s", name)
 }
@@ -28815,6 +28879,9 @@ func (m *SaleItemMutation) ClearedFields() []string {
 	if m.FieldCleared(saleitem.FieldDiscounts) {
 		fields = append(fields, saleitem.FieldDiscounts)
 	}
+	if m.FieldCleared(saleitem.FieldGiftCardID) {
+		fields = append(fields, saleitem.FieldGiftCardID)
+	}
 	return fields
 }
 
@@ -28831,6 +28898,9 @@ func (m *SaleItemMutation) ClearField(name string) error {
 	switch name {
 	case saleitem.FieldDiscounts:
 		m.ClearDiscounts()
+		return nil
+	case saleitem.FieldGiftCardID:
+		m.ClearGiftCardID()
 		return nil
 	}
 	return fmt.Errorf("unknown SaleItem nullable field %s", name)
@@ -28869,6 +28939,9 @@ func (m *SaleItemMutation) ResetField(name string) error {
 		return nil
 	case saleitem.FieldReturnedQuantity:
 		m.ResetReturnedQuantity()
+		return nil
+	case saleitem.FieldGiftCardID:
+		m.ResetGiftCardID()
 		return nil
 	}
 	return fmt.Errorf("unknown SaleItem field %s", name)

@@ -41,6 +41,8 @@ type SaleItem struct {
 	Discounts json.RawMessage `json:"discounts,omitempty"`
 	// Units returned so far, counting returns received and not yet processed: what remains returnable is quantity less this.
 	ReturnedQuantity decimal.Decimal `json:"returned_quantity,omitempty"`
+	// The inactive gift card the line sold (its code scanned at the till): activated when the sale is processed, its value earning nothing.
+	GiftCardID *string `json:"gift_card_id,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the SaleItemQuery when eager-loading is set.
 	Edges        SaleItemEdges `json:"edges"`
@@ -91,7 +93,7 @@ func (*SaleItem) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case saleitem.FieldUnitPrice, saleitem.FieldQuantity, saleitem.FieldDiscountAmount, saleitem.FieldReturnedQuantity:
 			values[i] = new(decimal.Decimal)
-		case saleitem.FieldID, saleitem.FieldTenantID, saleitem.FieldSaleID, saleitem.FieldLineID, saleitem.FieldGtin, saleitem.FieldDescription:
+		case saleitem.FieldID, saleitem.FieldTenantID, saleitem.FieldSaleID, saleitem.FieldLineID, saleitem.FieldGtin, saleitem.FieldDescription, saleitem.FieldGiftCardID:
 			values[i] = new(sql.NullString)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -176,6 +178,13 @@ func (_m *SaleItem) assignValues(columns []string, values []any) error {
 			} else if value != nil {
 				_m.ReturnedQuantity = *value
 			}
+		case saleitem.FieldGiftCardID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field gift_card_id", values[i])
+			} else if value.Valid {
+				_m.GiftCardID = new(string)
+				*_m.GiftCardID = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -251,6 +260,11 @@ func (_m *SaleItem) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("returned_quantity=")
 	builder.WriteString(fmt.Sprintf("%v", _m.ReturnedQuantity))
+	builder.WriteString(", ")
+	if v := _m.GiftCardID; v != nil {
+		builder.WriteString("gift_card_id=")
+		builder.WriteString(*v)
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

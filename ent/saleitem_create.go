@@ -99,6 +99,20 @@ func (_c *SaleItemCreate) SetNillableReturnedQuantity(v *decimal.Decimal) *SaleI
 	return _c
 }
 
+// SetGiftCardID sets the "gift_card_id" field.
+func (_c *SaleItemCreate) SetGiftCardID(v string) *SaleItemCreate {
+	_c.mutation.SetGiftCardID(v)
+	return _c
+}
+
+// SetNillableGiftCardID sets the "gift_card_id" field if the given value is not nil.
+func (_c *SaleItemCreate) SetNillableGiftCardID(v *string) *SaleItemCreate {
+	if v != nil {
+		_c.SetGiftCardID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *SaleItemCreate) SetID(v string) *SaleItemCreate {
 	_c.mutation.SetID(v)
@@ -299,6 +313,10 @@ func (_c *SaleItemCreate) createSpec() (*SaleItem, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ReturnedQuantity(); ok {
 		_spec.SetField(saleitem.FieldReturnedQuantity, field.TypeOther, value)
 		_node.ReturnedQuantity = value
+	}
+	if value, ok := _c.mutation.GiftCardID(); ok {
+		_spec.SetField(saleitem.FieldGiftCardID, field.TypeString, value)
+		_node.GiftCardID = &value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

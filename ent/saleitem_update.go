@@ -103,6 +103,9 @@ func (_u *SaleItemUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.ReturnedQuantity(); ok {
 		_spec.SetField(saleitem.FieldReturnedQuantity, field.TypeOther, value)
 	}
+	if _u.mutation.GiftCardIDCleared() {
+		_spec.ClearField(saleitem.FieldGiftCardID, field.TypeString)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{saleitem.Label}
@@ -227,6 +230,9 @@ func (_u *SaleItemUpdateOne) sqlSave(ctx context.Context) (_node *SaleItem, err 
 	}
 	if value, ok := _u.mutation.ReturnedQuantity(); ok {
 		_spec.SetField(saleitem.FieldReturnedQuantity, field.TypeOther, value)
+	}
+	if _u.mutation.GiftCardIDCleared() {
+		_spec.ClearField(saleitem.FieldGiftCardID, field.TypeString)
 	}
 	_node = &SaleItem{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -200,6 +200,20 @@ type posItemJSON struct {
 	IgnoreDiscount bool              `json:"ignoreDiscount"`
 	Discounts      []posDiscountJSON `json:"discounts"`
 	Increases      json.RawMessage   `json:"increases,omitempty"`
+	GiftCard       *posGiftCardJSON  `json:"giftCard,omitempty"`
+}
+
+// posGiftCardJSON is the inactive gift card a sale line sells.
+type posGiftCardJSON struct {
+	Code string `json:"code"`
+}
+
+// code is the gift card's code, empty for a line of goods.
+func (g *posGiftCardJSON) code() string {
+	if g == nil {
+		return ""
+	}
+	return g.Code
 }
 
 func discountsIn(p *apperr.Problems, field string, ds []posDiscountJSON) []pos.POSDiscount {
@@ -262,7 +276,7 @@ func readAuthorize(b *binder) authorizeRequest {
 	for i, it := range sl.Items {
 		f := "sale.items[" + strconv.Itoa(i) + "]"
 		in.Items = append(in.Items, pos.POSItem{
-			ID: it.ID, GTIN: it.GTIN, UnitMeasure: it.UnitMeasure, IgnoreDiscount: it.IgnoreDiscount,
+			ID: it.ID, GTIN: it.GTIN, UnitMeasure: it.UnitMeasure, IgnoreDiscount: it.IgnoreDiscount, GiftCard: it.GiftCard != nil,
 			UnitPrice: number(p, f+".unitPrice", it.UnitPrice), Quantity: number(p, f+".quantity", it.Quantity),
 			Discounts: discountsIn(p, f+".discounts", it.Discounts), Increases: it.Increases,
 		})
@@ -391,10 +405,13 @@ func readSale(b *binder) saleRequest {
 	}
 	for i, it := range sl.Items {
 		f := "sale.items[" + strconv.Itoa(i) + "]"
+		if it.GiftCard != nil && it.GiftCard.Code == "" {
+			p.Add(f+".giftCard.code", "is required: the code of the inactive card the line sells")
+		}
 		in.Items = append(in.Items, pos.SaleItemInput{
 			ID: it.ID, GTIN: it.GTIN, Description: it.Description,
 			UnitPrice: number(p, f+".unitPrice", it.UnitPrice), Quantity: number(p, f+".quantity", it.Quantity),
-			Discounts: discountsIn(p, f+".discounts", it.Discounts),
+			Discounts: discountsIn(p, f+".discounts", it.Discounts), GiftCardCode: it.GiftCard.code(),
 		})
 	}
 	for i, pm := range sl.Payments {

@@ -48,6 +48,8 @@ var problemKinds = map[string]struct{ Title, About string }{
 	"points-hold-foreign":        {"Points hold of another channel or store", "The hold belongs to what it was placed for: an online order's hold pays only that order, and a till's hold only a sale of the store whose till placed it; neither is released by the other channel. Ask for a hold here."},
 	"insufficient-points":        {"Not enough points", "The customer's balance less the points already held is lower than the points asked (or the customer owes points taken back by a return)."},
 	"points-payment-refused":     {"Points payment refused", "The programme does not take this points payment: points are not taken at the till, fewer points than the least spent at once, more than the programme's share of the sale, or a POINTS payment without its holdId. The detail says which."},
+	"gift-card-not-sellable":     {"Gift card not sellable", "A sale line's gift card cannot be sold: the card is not inactive (already active, expired or cancelled), another sale sold it, or the line is not one undiscounted unit at the card's face value. The sale was not stored; sell another card or correct the line."},
+	"gift-card-not-returnable":   {"Gift card not returnable", "A gift card sold by the sale was spent, loaded or has expired since: it no longer comes back with the sale. Return the other items without it."},
 	"unprocessable":              {"Request inconsistent", "The request is well formed but breaks a rule of the operation; the detail says which."},
 }
 
@@ -84,6 +86,8 @@ var posProblems = map[string]string{
 	"points_below_minimum":       "points-payment-refused",
 	"points_over_share":          "points-payment-refused",
 	"points_hold_required":       "points-payment-refused",
+	"gift_card_not_sellable":     "gift-card-not-sellable",
+	"gift_card_not_returnable":   "gift-card-not-returnable",
 }
 
 // writePOSError answers an operation's error as a problem with its kind's

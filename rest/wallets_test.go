@@ -52,6 +52,14 @@ func TestCustomerWallets(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 		require.Contains(t, string(r.body), `"balance":15.00,"pending":0.00,"spendable":15.00,"debt":0.00,"expiring_soonest":{"amount":15.00,`)
 
+		// An order's hold keeps its cents: spendable, not the balance, drops.
+		r = e.ptsDo(t, http.MethodPost, "/v1/wallets/holds", e.token, map[string]any{"customer_id": cust, "wallet": "cashback",
+			"order_id": "PED-10", "amount": 4.5})
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
+		r = get("/v1/customers/"+cust+"/wallets", e.token)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		require.Contains(t, string(r.body), `"balance":15.00,"pending":0.00,"spendable":10.50,`)
+
 		r = get("/v1/customers/"+cust+"/wallets/cashback/entries?limit=2", e.token)
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 		var page struct {
@@ -93,7 +101,7 @@ func TestCustomerWallets(t *testing.T) {
 		r = apiRaw(t, e.srv, http.MethodPost, "/graphql", e.tokenFor(t, "customers:read", "loyalty:read"), "application/json", string(q))
 		require.Equal(t, http.StatusOK, r.status)
 		require.NotContains(t, string(r.body), `"errors"`, "%s", r.body)
-		require.Contains(t, string(r.body), `"wallets":[{"unit":"cashback","balance":"15.00","pending":"0.00","spendable":"15.00","debt":"0.00","expiringSoonest":{"amount":"15.00"}}]`)
+		require.Contains(t, string(r.body), `"wallets":[{"unit":"cashback","balance":"15.00","pending":"0.00","spendable":"10.50","debt":"0.00","expiringSoonest":{"amount":"15.00"}}]`)
 		require.Contains(t, string(r.body), `"totalCount":3`)
 		require.Contains(t, string(r.body), `{"kind":"debit","wallet":"cashback","amount":"-2.30","balanceAfter":"15.00","debtAfter":"0.00","storeCode":"LOJA-01"}`)
 	})

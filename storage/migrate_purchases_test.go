@@ -42,12 +42,13 @@ func TestMigrationCountsPurchases(t *testing.T) {
 			`ALTER TABLE customers DROP COLUMN last_purchase_at`,
 			`ALTER TABLE customers DROP COLUMN last_purchase_unix`,
 			// And without what the later migrations add (0051's wallets,
-			// 0052's holds and spending rules, 0053's gift cards).
+			// 0052's holds and spending rules, 0053's gift cards, 0054's gift cards sold at the till).
 			`DROP TABLE wallet_holds`, `DROP TABLE wallet_lots`, `DROP TABLE wallet_entries`, `DROP TABLE wallets`,
 			`DROP TABLE gift_card_entries`, `DROP TABLE gift_cards`,
 			`ALTER TABLE tenants DROP COLUMN cashback_as_points`,
 			`ALTER TABLE tenants DROP COLUMN cashback_spend_channels`, `ALTER TABLE tenants DROP COLUMN cashback_spend_max_share`,
 			`ALTER TABLE tenants DROP COLUMN cashback_spend_min`,
+			`DROP INDEX IF EXISTS saleitem_tenant_id_gift_card_id`, `ALTER TABLE sale_items DROP COLUMN gift_card_id`, // 0054
 			`DELETE FROM fideliza_migrations WHERE version >= 48`,
 		} {
 			_, err := db.SQL.ExecContext(ctx, q)

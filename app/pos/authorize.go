@@ -50,6 +50,7 @@ type POSItem struct {
 	ID, GTIN, UnitMeasure string
 	UnitPrice, Quantity   *decimal.Decimal
 	IgnoreDiscount        bool
+	GiftCard              bool // the line sells a gift card: no campaign's discount applies to it
 	Discounts             []POSDiscount
 	Increases             json.RawMessage
 }
@@ -175,7 +176,7 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 	var cart eligibility.Cart
 	var index []int
 	for i, it := range out.Items {
-		if it.IgnoreDiscount || hasServiceDiscount(it) {
+		if it.IgnoreDiscount || it.GiftCard || hasServiceDiscount(it) {
 			continue
 		}
 		price := *it.UnitPrice

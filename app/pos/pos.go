@@ -68,6 +68,7 @@ type SaleItemInput struct {
 	ID, GTIN, Description string
 	UnitPrice, Quantity   *decimal.Decimal
 	Discounts             []POSDiscount
+	GiftCardCode          string // the code of the inactive gift card the line sells (giftcardsales.go)
 }
 
 // SalePaymentInput is a payment of a sale.
@@ -277,11 +278,20 @@ func (a *Service) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, er
 	if _, err := in.pointsPayment(ctx, a.k.DB.Ent, tenant, doc); err != nil {
 		return nil, err
 	}
+	giftCards, err := in.giftCards(ctx, a.k.DB.Ent, st.ID)
+	if err != nil {
+		return nil, err
+	}
 	done := a.commitSale(&saleWrite{ctx: ctx, in: in, storeID: st.ID, doc: doc, typ: string(typ), discount: discount,
-		done: make(chan saleWritten, 1)})
+		giftCards: giftCards, done: make(chan saleWritten, 1)})
 	if ent.IsConstraintError(done.err) {
-		// The same receipt registered by a concurrent request.
-		return a.k.DB.Ent.Sale.Query().Where(sale.StoreID(st.ID), sale.ExternalID(in.SaleID)).Only(ctx)
+		// The same receipt registered by a concurrent request, or else a
+		// gift card it sells sold by another.
+		s, err := a.k.DB.Ent.Sale.Query().Where(sale.StoreID(st.ID), sale.ExternalID(in.SaleID)).Only(ctx)
+		if ent.IsNotFound(err) && len(giftCards) > 0 {
+			return nil, errGiftCardSoldMeanwhile
+		}
+		return s, err
 	}
 	return done.sale, done.err
 }

@@ -209,6 +209,9 @@ func (r *saleReturns) apply(ctx context.Context, ret *ent.SaleReturn) (int64, er
 	if err := r.count(ret); err != nil {
 		return 0, err
 	}
+	if err := r.cancelReturnedGiftCards(ctx, ret); err != nil {
+		return 0, err
+	}
 	s := r.s
 	returnedAmount := s.ReturnedAmount.Add(ret.Amount)
 	whole := r.allReturned(nil)
@@ -315,8 +318,10 @@ func (r *saleReturns) kept(ctx context.Context, returnedAmount decimal.Decimal, 
 	}
 	s := r.s
 	base := r.earned - r.bonus
-	keptValue := decimal.Max(s.AmountPayable.Sub(returnedAmount), decimal.Zero).Floor()
-	paid := s.AmountPayable.Floor()
+	// The gift cards sold earned nothing: neither they nor their return count.
+	earning := s.AmountPayable.Sub(giftCardsSold(r.items, nil))
+	keptValue := decimal.Max(earning.Sub(returnedAmount.Sub(giftCardsSold(r.items, r.returned))), decimal.Zero).Floor()
+	paid := earning.Floor()
 	var keptBase int64
 	if paid.IsPositive() {
 		keptBase = min(base, decimal.NewFromInt(base).Mul(keptValue).Div(paid).Floor().IntPart())

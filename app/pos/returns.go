@@ -152,6 +152,9 @@ func (a *Service) RegisterSaleReturn(ctx context.Context, in SaleReturnInput) (*
 		for _, it := range items {
 			byLine[it.LineID] = it
 		}
+		if err := refuseSpentGiftCards(ctx, tx.Ent, byLine, lines); err != nil {
+			return err
+		}
 		for _, l := range lines {
 			it := byLine[l.LineID]
 			if err := tx.Ent.SaleItem.UpdateOneID(it.ID).SetReturnedQuantity(it.ReturnedQuantity.Add(l.Quantity)).Exec(ctx); err != nil {

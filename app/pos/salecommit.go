@@ -39,7 +39,9 @@ type saleWrite struct {
 	storeID  string
 	doc, typ string
 	discount decimal.Decimal
-	done     chan saleWritten
+	// giftCards are the gift cards the sale's lines sell, by line id.
+	giftCards map[string]string
+	done      chan saleWritten
 }
 
 type saleWritten struct {
@@ -177,7 +179,7 @@ func (a *Service) writeSaleGroup(group []*saleWrite) []saleWritten {
 				}
 				items = append(items, tx.Ent.SaleItem.Create().SetSaleID(s.ID).SetLineID(it.ID).SetGtin(it.GTIN).
 					SetDescription(it.Description).SetUnitPrice(*it.UnitPrice).SetQuantity(*it.Quantity).
-					SetDiscountAmount(lineDiscount).SetDiscounts(raw))
+					SetDiscountAmount(lineDiscount).SetDiscounts(raw).SetNillableGiftCardID(w.giftCardOf(it.ID)))
 			}
 			for _, pm := range w.in.Payments {
 				p := tx.Ent.SalePayment.Create().SetSaleID(s.ID).SetPaymentID(pm.ID).SetAmount(*pm.Amount).

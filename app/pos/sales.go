@@ -216,6 +216,9 @@ func (a *Service) processLockedSale(ctx context.Context, c *ent.Client, run *pro
 	if done.spent, err = a.spendSalePoints(ctx, c, s); err != nil {
 		return nil, err
 	}
+	if err := a.activateGiftCards(ctx, c, s); err != nil {
+		return nil, err
+	}
 	if cust != nil {
 		if done.credited, err = a.creditSale(ctx, c, tenant, s, cust, done.spent == 0); err != nil {
 			return nil, err
@@ -313,9 +316,10 @@ func (a *Service) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Ten
 	if unchanged {
 		credit.Customer = cust
 	}
-	// Money earns points; points paid with do not. The sale's RECEIVED
-	// check in this transaction credits it once.
-	total, err := a.Loyalty.CreditSale(ctx, c, credit, s.AmountPayable.Sub(pointsPaid(s)))
+	// Money earns points; points paid with, and gift cards sold, do not.
+	// The sale's RECEIVED check in this transaction credits it once.
+	earning := decimal.Max(s.AmountPayable.Sub(pointsPaid(s)).Sub(giftCardsSold(s.Edges.Items, nil)), decimal.Zero)
+	total, err := a.Loyalty.CreditSale(ctx, c, credit, earning)
 	if err != nil {
 		return 0, err
 	}
@@ -358,7 +362,7 @@ func (a *Service) saleBonus(ctx context.Context, c *ent.Client, compiled *eligib
 	var cart eligibility.Cart
 	for _, it := range items {
 		kept := it.Quantity.Sub(returned[it.LineID])
-		if !kept.IsPositive() {
+		if !kept.IsPositive() || it.GiftCardID != nil { // a gift card sold is no purchase
 			continue
 		}
 		cart.Items = append(cart.Items, eligibility.Item{GTIN: it.Gtin, SKU: it.Gtin, Quantity: kept,

@@ -29,9 +29,10 @@ type Balance struct {
 	// Balance is released and not expired; Pending waits out the pending
 	// period; Debt was reversed after it was spent.
 	Balance, Pending, Debt int64
-	// Spendable is what a debit may take now: the balance, less the lots
-	// past their expiry the expiry job has not reached yet; nothing while
-	// a debt is open.
+	// Spendable is what a hold or debit may take now (wallet.Available):
+	// the balance, less the lots past their expiry the expiry job has not
+	// reached yet and the cents held by open and taken holds; nothing
+	// while a debt is open.
 	Spendable int64
 	// Expiring is the soonest expiry of the wallet's cents (pending or
 	// not), nil when it holds none.
@@ -71,7 +72,6 @@ func (a *Service) Wallets(ctx context.Context, customerID string) ([]Balance, er
 				b.Balance, b.Pending, b.Debt = w.BalanceCents, w.PendingCents, w.DebtCents
 			}
 		}
-		b.Spendable = b.Balance
 		for _, l := range lots {
 			if wallet.Unit(l.Wallet) != u {
 				continue
@@ -82,13 +82,12 @@ func (a *Service) Wallets(ctx context.Context, customerID string) ([]Balance, er
 			if l.ExpiresAt.Equal(b.Expiring.ExpiresAt) {
 				b.Expiring.Cents += l.RemainingCents
 			}
-			if l.PendingUntil == nil && !l.ExpiresAt.After(now) {
-				b.Spendable -= l.RemainingCents
-			}
 		}
-		if b.Debt > 0 {
-			b.Spendable = 0
+		funds, err := wallet.Available(ctx, a.k.DB.Ent, customerID, u, now)
+		if err != nil {
+			return nil, err
 		}
+		b.Spendable = funds.Available
 		out[i] = b
 	}
 	cards, err := a.GiftCards.CustomerGiftCards(ctx, customerID)

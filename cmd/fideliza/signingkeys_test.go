@@ -159,6 +159,8 @@ func unsealSigningKeys(t *testing.T, dbURL string) {
 		`ALTER TABLE tenants DROP COLUMN cashback_spend_min`,
 		`DROP TABLE IF EXISTS gift_card_entries`, // 0053
 		`DROP TABLE IF EXISTS gift_cards`,
+		`DROP INDEX IF EXISTS saleitem_tenant_id_gift_card_id`, // 0054
+		`ALTER TABLE sale_items DROP COLUMN gift_card_id`,
 		// what one dropped comes back (0044)
 		`ALTER TABLE validation_tokens ADD COLUMN token_hash text NULL`,
 		`ALTER TABLE validation_tokens ADD COLUMN cart text NULL`,

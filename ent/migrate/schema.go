@@ -1129,6 +1129,7 @@ var (
 		{Name: "discount_amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "discounts", Type: field.TypeJSON, Nullable: true},
 		{Name: "returned_quantity", Type: field.TypeOther, Default: "0", SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "gift_card_id", Type: field.TypeString, Nullable: true},
 		{Name: "sale_id", Type: field.TypeString},
 		{Name: "tenant_id", Type: field.TypeString},
 	}
@@ -1140,13 +1141,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "sale_items_sales_items",
-				Columns:    []*schema.Column{SaleItemsColumns[9]},
+				Columns:    []*schema.Column{SaleItemsColumns[10]},
 				RefColumns: []*schema.Column{SalesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "sale_items_tenants_tenant",
-				Columns:    []*schema.Column{SaleItemsColumns[10]},
+				Columns:    []*schema.Column{SaleItemsColumns[11]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -1155,7 +1156,12 @@ var (
 			{
 				Name:    "saleitem_sale_id",
 				Unique:  false,
-				Columns: []*schema.Column{SaleItemsColumns[9]},
+				Columns: []*schema.Column{SaleItemsColumns[10]},
+			},
+			{
+				Name:    "saleitem_tenant_id_gift_card_id",
+				Unique:  true,
+				Columns: []*schema.Column{SaleItemsColumns[11], SaleItemsColumns[9]},
 			},
 		},
 	}

@@ -34,6 +34,8 @@ const (
 	FieldDiscounts = "discounts"
 	// FieldReturnedQuantity holds the string denoting the returned_quantity field in the database.
 	FieldReturnedQuantity = "returned_quantity"
+	// FieldGiftCardID holds the string denoting the gift_card_id field in the database.
+	FieldGiftCardID = "gift_card_id"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeSale holds the string denoting the sale edge name in mutations.
@@ -69,6 +71,7 @@ var Columns = []string{
 	FieldDiscountAmount,
 	FieldDiscounts,
 	FieldReturnedQuantity,
+	FieldGiftCardID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -156,6 +159,11 @@ func ByDiscountAmount(opts ...sql.OrderTermOption) OrderOption {
 // ByReturnedQuantity orders the results by the returned_quantity field.
 func ByReturnedQuantity(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldReturnedQuantity, opts...).ToFunc()
+}
+
+// ByGiftCardID orders the results by the gift_card_id field.
+func ByGiftCardID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldGiftCardID, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

@@ -109,6 +109,11 @@ func ReturnedQuantity(v decimal.Decimal) predicate.SaleItem {
 	return predicate.SaleItem(sql.FieldEQ(FieldReturnedQuantity, v))
 }
 
+// GiftCardID applies equality check predicate on the "gift_card_id" field. It's identical to GiftCardIDEQ.
+func GiftCardID(v string) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldEQ(FieldGiftCardID, v))
+}
+
 // TenantIDEQ applies the EQ predicate on the "tenant_id" field.
 func TenantIDEQ(v string) predicate.SaleItem {
 	return predicate.SaleItem(sql.FieldEQ(FieldTenantID, v))
@@ -602,6 +607,81 @@ func ReturnedQuantityLT(v decimal.Decimal) predicate.SaleItem {
 // ReturnedQuantityLTE applies the LTE predicate on the "returned_quantity" field.
 func ReturnedQuantityLTE(v decimal.Decimal) predicate.SaleItem {
 	return predicate.SaleItem(sql.FieldLTE(FieldReturnedQuantity, v))
+}
+
+// GiftCardIDEQ applies the EQ predicate on the "gift_card_id" field.
+func GiftCardIDEQ(v string) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldEQ(FieldGiftCardID, v))
+}
+
+// GiftCardIDNEQ applies the NEQ predicate on the "gift_card_id" field.
+func GiftCardIDNEQ(v string) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldNEQ(FieldGiftCardID, v))
+}
+
+// GiftCardIDIn applies the In predicate on the "gift_card_id" field.
+func GiftCardIDIn(vs ...string) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldIn(FieldGiftCardID, vs...))
+}
+
+// GiftCardIDNotIn applies the NotIn predicate on the "gift_card_id" field.
+func GiftCardIDNotIn(vs ...string) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldNotIn(FieldGiftCardID, vs...))
+}
+
+// GiftCardIDGT applies the GT predicate on the "gift_card_id" field.
+func GiftCardIDGT(v string) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldGT(FieldGiftCardID, v))
+}
+
+// GiftCardIDGTE applies the GTE predicate on the "gift_card_id" field.
+func GiftCardIDGTE(v string) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldGTE(FieldGiftCardID, v))
+}
+
+// GiftCardIDLT applies the LT predicate on the "gift_card_id" field.
+func GiftCardIDLT(v string) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldLT(FieldGiftCardID, v))
+}
+
+// GiftCardIDLTE applies the LTE predicate on the "gift_card_id" field.
+func GiftCardIDLTE(v string) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldLTE(FieldGiftCardID, v))
+}
+
+// GiftCardIDContains applies the Contains predicate on the "gift_card_id" field.
+func GiftCardIDContains(v string) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldContains(FieldGiftCardID, v))
+}
+
+// GiftCardIDHasPrefix applies the HasPrefix predicate on the "gift_card_id" field.
+func GiftCardIDHasPrefix(v string) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldHasPrefix(FieldGiftCardID, v))
+}
+
+// GiftCardIDHasSuffix applies the HasSuffix predicate on the "gift_card_id" field.
+func GiftCardIDHasSuffix(v string) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldHasSuffix(FieldGiftCardID, v))
+}
+
+// GiftCardIDIsNil applies the IsNil predicate on the "gift_card_id" field.
+func GiftCardIDIsNil() predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldIsNull(FieldGiftCardID))
+}
+
+// GiftCardIDNotNil applies the NotNil predicate on the "gift_card_id" field.
+func GiftCardIDNotNil() predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldNotNull(FieldGiftCardID))
+}
+
+// GiftCardIDEqualFold applies the EqualFold predicate on the "gift_card_id" field.
+func GiftCardIDEqualFold(v string) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldEqualFold(FieldGiftCardID, v))
+}
+
+// GiftCardIDContainsFold applies the ContainsFold predicate on the "gift_card_id" field.
+func GiftCardIDContainsFold(v string) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldContainsFold(FieldGiftCardID, v))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

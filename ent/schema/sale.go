@@ -150,6 +150,9 @@ func (SaleItem) Fields() []ent.Field {
 		field.Other("returned_quantity", decimal.Decimal{}).SchemaType(decimalColumn).Default(decimal.Zero).
 			Annotations(entgql.Type("Decimal"), entsql.Default("0")).
 			Comment("Units returned so far, counting returns received and not yet processed: what remains returnable is quantity less this."),
+		field.String("gift_card_id").Optional().Nillable().Immutable().
+			Annotations(entgql.Skip(entgql.SkipAll)).
+			Comment("The inactive gift card the line sold (its code scanned at the till): activated when the sale is processed, its value earning nothing."),
 	}
 }
 
@@ -158,7 +161,12 @@ func (SaleItem) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
 // Indexes: a sale's items are read by the sale (processing, the sale's
 // outcome); without this every read scans every item ever sold.
 func (SaleItem) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("sale_id")}
+	return []ent.Index{
+		index.Fields("sale_id"),
+		// A card is sold by one line of one sale: two tills scanning the
+		// same card cannot both sell it.
+		index.Fields("tenant_id", "gift_card_id").Unique(),
+	}
 }
 
 func (SaleItem) Edges() []ent.Edge {
