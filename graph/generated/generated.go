@@ -15856,7 +15856,7 @@ type CustomerWallet {
   balance: Money!
   "Credited but still in the pending period."
   pending: Money!
-  "What a payment may take now: the balance less what is past its expiry, nothing while a debt is open."
+  "What a payment may take now: the balance less what is past its expiry and what holds keep, nothing while a debt is open."
   spendable: Money!
   "Cashback reversed after it was spent, settled by the next credits."
   debt: Money!

@@ -343,7 +343,7 @@ type CustomerWallet struct {
 	Balance decimal.Decimal `json:"balance"`
 	// Credited but still in the pending period.
 	Pending decimal.Decimal `json:"pending"`
-	// What a payment may take now: the balance less what is past its expiry, nothing while a debt is open.
+	// What a payment may take now: the balance less what is past its expiry and what holds keep, nothing while a debt is open.
 	Spendable decimal.Decimal `json:"spendable"`
 	// Cashback reversed after it was spent, settled by the next credits.
 	Debt decimal.Decimal `json:"debt"`
