@@ -21,6 +21,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/demoyear"
+	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -47,8 +48,21 @@ func Open(t testing.TB, dialectName string, end time.Time) *storage.DB {
 }
 
 // Today is the end of the year a test of the real clock copies: today's
-// midnight, UTC, so that one template serves a day's runs.
-func Today() time.Time { return time.Now().UTC().Truncate(24 * time.Hour) }
+// midnight in the demo programme's zone (America/Sao_Paulo), in UTC, so
+// that one template serves a day's runs and the year holds every day
+// before the programme's today, whatever the hour (UTC's midnight would
+// end it on the day before yesterday from 03:00 UTC on).
+func Today() time.Time {
+	loc, err := points.Zone(demoZone)
+	if err != nil {
+		panic(err) // the zone database is embedded (time/tzdata)
+	}
+	y, m, d := time.Now().In(loc).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, loc).UTC()
+}
+
+// demoZone is the demo programme's time zone, the tenant's default.
+const demoZone = "America/Sao_Paulo"
 
 // codeVersion digests the module's code (its Go files but tests, and its
 // SQL): the year is what the generator and every operation it calls make
