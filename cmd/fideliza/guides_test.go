@@ -64,6 +64,7 @@ func TestGuides(t *testing.T) {
 		{file: "campaigns-for-chains.md"},
 		{file: "audiences-and-experiments.md"},
 		{file: "points-at-the-till.md"},
+		{file: "cashback-and-gift-cards.md"},
 	}
 	files, err := filepath.Glob(filepath.Join(guidesDir, "*.md"))
 	require.NoError(t, err)
