@@ -48,6 +48,11 @@ var problemKinds = map[string]struct{ Title, About string }{
 	"points-hold-foreign":        {"Points hold of another channel or store", "The hold belongs to what it was placed for: an online order's hold pays only that order, and a till's hold only a sale of the store whose till placed it; neither is released by the other channel. Ask for a hold here."},
 	"insufficient-points":        {"Not enough points", "The customer's balance less the points already held is lower than the points asked (or the customer owes points taken back by a return)."},
 	"points-payment-refused":     {"Points payment refused", "The programme does not take this points payment: points are not taken at the till, fewer points than the least spent at once, more than the programme's share of the sale, or a POINTS payment without its holdId. The detail says which."},
+	"wallet-payment-offline":     {"Wallet payment on an offline sale", "A sale finished offline (sale.offline) cannot carry a CASHBACK or GIFT_CARD payment: nothing was held. Register it with that part paid another way."},
+	"wallet-hold-unavailable":    {"Wallet hold unavailable", "The hold a CASHBACK or GIFT_CARD payment names is unknown, has lapsed (15 minutes) or was released, is another wallet's, another customer's, for another amount, or another sale took it. Ask for a new hold."},
+	"wallet-hold-foreign":        {"Wallet hold of another channel or store", "The hold belongs to what it was placed for: an online order's hold pays only that order, and a till's hold only a sale of the store whose till placed it. Ask for a hold here."},
+	"insufficient-balance":       {"Not enough balance", "The cashback wallet's or gift card's balance less what is already held of it is lower than the amount asked (or the cashback wallet owes cashback taken back by a return)."},
+	"wallet-payment-refused":     {"Wallet payment refused", "The programme does not take this cashback payment (not at the till, less than the least spent at once, more than its share of the sale, or an unidentified customer), or a CASHBACK or GIFT_CARD payment came without its holdId. The detail says which."},
 	"unprocessable":              {"Request inconsistent", "The request is well formed but breaks a rule of the operation; the detail says which."},
 }
 
@@ -84,6 +89,17 @@ var posProblems = map[string]string{
 	"points_below_minimum":       "points-payment-refused",
 	"points_over_share":          "points-payment-refused",
 	"points_hold_required":       "points-payment-refused",
+	"wallet_payment_offline":     "wallet-payment-offline",
+	"cashback_hold_unavailable":  "wallet-hold-unavailable",
+	"gift_card_hold_unavailable": "wallet-hold-unavailable",
+	"cashback_hold_foreign":      "wallet-hold-foreign",
+	"gift_card_hold_foreign":     "wallet-hold-foreign",
+	"cashback_insufficient":      "insufficient-balance",
+	"gift_card_insufficient":     "insufficient-balance",
+	"cashback_payment_off":       "wallet-payment-refused",
+	"cashback_below_minimum":     "wallet-payment-refused",
+	"cashback_over_share":        "wallet-payment-refused",
+	"wallet_hold_required":       "wallet-payment-refused",
 }
 
 // writePOSError answers an operation's error as a problem with its kind's

@@ -76,7 +76,7 @@ type SalePaymentInput struct {
 	Amount           *decimal.Decimal
 	Method, Bin, NSU string
 	Installments     *int
-	HoldID           string // the points hold a POINTS payment spends
+	HoldID           string // the hold a POINTS, CASHBACK or GIFT_CARD payment spends
 }
 
 func positive(p *apperr.Problems, field string, v *decimal.Decimal) {
@@ -275,6 +275,9 @@ func (a *Service) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, er
 		return nil, err
 	}
 	if _, err := in.pointsPayment(ctx, a.k.DB.Ent, tenant, doc); err != nil {
+		return nil, err
+	}
+	if err := in.walletPayments(tenant, doc); err != nil {
 		return nil, err
 	}
 	done := a.commitSale(&saleWrite{ctx: ctx, in: in, storeID: st.ID, doc: doc, typ: string(typ), discount: discount,

@@ -216,6 +216,9 @@ func (a *Service) processLockedSale(ctx context.Context, c *ent.Client, run *pro
 	if done.spent, err = a.spendSalePoints(ctx, c, s); err != nil {
 		return nil, err
 	}
+	if err := a.spendSaleWallets(ctx, c, s); err != nil { // and the cashback and gift cards paid
+		return nil, err
+	}
 	if cust != nil {
 		if done.credited, err = a.creditSale(ctx, c, tenant, s, cust, done.spent == 0); err != nil {
 			return nil, err
