@@ -39,6 +39,20 @@ func TestPOSWalletPayments(t *testing.T) {
 		issued, err := e.app.GiftCards.IssueGiftCards(e.posTenantCtx(), giftcards.IssueInput{Amount: new(decimal.RequireFromString("50.00"))})
 		require.NoError(t, err)
 		card := issued.Cards[0]
+		_, err = e.app.GiftCards.BindGiftCard(e.posTenantCtx(), card.Card.ID, cu.ID)
+		require.NoError(t, err)
+
+		// Identify and authorize answer the cashback and the bound card.
+		r := e.posPost(t, "/customers/identify", posIdentifyBody("s-0", doc, "CPF"))
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		require.Equal(t, map[string]any{"available": posN("30.00"), "balance": posN("30.00"), "maxAmount": posN("30.00"),
+			"minAmount": posN("0.00")}, r.obj(t)["cashback"])
+		require.Equal(t, []any{map[string]any{"available": posN("50.00"), "balance": posN("50.00"), "id": card.Card.ID,
+			"last4": card.Card.CodeLast4, "expiresAt": timestamp(card.Card.ExpiresAt)}}, r.obj(t)["giftCards"])
+		r = e.posPost(t, "/discounts/authorizations", posAuthorizeBody(map[string]any{"id": doc, "type": "CPF"},
+			posItem("1", posGTINA, "40.00", "1")))
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		require.Equal(t, posN("30.00"), r.obj(t)["cashback"].(map[string]any)["maxAmount"])
 
 		hold := func(session, wal, code, amount string) posResp {
 			body := map[string]any{"sessionId": session, "customer": map[string]any{"id": doc, "type": "CPF"},
@@ -48,7 +62,7 @@ func TestPOSWalletPayments(t *testing.T) {
 			}
 			return e.posPost(t, "/wallets/holds", body)
 		}
-		r := hold("s-1", "CASHBACK", "", "20.00")
+		r = hold("s-1", "CASHBACK", "", "20.00")
 		require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
 		cashbackHold := r.obj(t)["hold"].(map[string]any)["id"].(string)
 		posRequireProblem(t, hold("s-2", "CASHBACK", "", "10.01"), http.StatusUnprocessableEntity, "insufficient-balance")
