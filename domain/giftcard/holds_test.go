@@ -1,6 +1,10 @@
 package giftcard_test
 
 import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -117,4 +121,37 @@ func write2[T, U any](e *cardEnv, fn func(c *ent.Client) (T, U, error)) (T, U, e
 		return err
 	})
 	return t, u, err
+}
+
+// TestCardConcurrentHolds: 40 holds of R$ 3.00 asked at once of a card of
+// R$ 50.00 hold exactly what it covers (16), under the card's lock.
+func TestCardConcurrentHolds(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		e := newCardEnv(t, db)
+		card := e.issue(t, 5000, false).Card
+		var wg sync.WaitGroup
+		var held, refused atomic.Int64
+		for i := range 40 {
+			wg.Go(func() {
+				_, _, err := write2(e, func(c *ent.Client) (*ent.WalletHold, bool, error) {
+					return e.cards.PlaceHold(e.ctx, c, wallet.Hold{Unit: wallet.GiftCard, CardID: card.ID,
+						Channel: wallethold.ChannelPdv, Session: fmt.Sprintf("caixa-%d", i), Cents: 300})
+				})
+				switch {
+				case err == nil:
+					held.Add(1)
+				case errors.Is(err, giftcard.ErrInsufficient):
+					refused.Add(1)
+				default:
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		require.Equal(t, [2]int64{16, 24}, [2]int64{held.Load(), refused.Load()})
+		available, err := e.cards.Available(e.ctx, db.Ent, card)
+		require.NoError(t, err)
+		require.Equal(t, int64(5000-16*300), available)
+	})
 }
