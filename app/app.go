@@ -77,6 +77,7 @@ func New(k *Config) *App {
 	a.Loyalty.Campaigns, a.Loyalty.Audiences, a.Loyalty.Wallets = a.Campaigns, a.Audiences, a.Wallets
 	a.Checkout.Campaigns, a.Checkout.Loyalty = a.Campaigns, a.Loyalty
 	a.POS.Checkout, a.POS.Campaigns, a.POS.Loyalty, a.POS.Audiences = a.Checkout, a.Campaigns, a.Loyalty, a.Audiences
+	a.POS.Wallets, a.POS.GiftCards = a.Wallets, a.GiftCards
 	a.Backoffice.Demo = demoData{a}
 	if k.Auth != nil {
 		k.Auth.CountFailuresIn(k.Limiter("client-failures", nil, 0))

@@ -74,7 +74,7 @@ var contextsBelow = map[string][]string{
 	"wallets":    {"giftcards"},
 	"loyalty":    {"campaigns", "audiences", "wallets"},
 	"checkout":   {"campaigns", "loyalty"},
-	"pos":        {"checkout", "campaigns", "loyalty", "customers", "audiences"},
+	"pos":        {"checkout", "campaigns", "loyalty", "customers", "audiences", "wallets", "giftcards"},
 	"nodes":      {"backoffice", "campaigns", "checkout", "customers", "loyalty", "pos", "scoring", "wallets", "giftcards", "webhooks"},
 	"insights":   {"scoring"},
 }

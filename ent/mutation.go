@@ -39483,7 +39483,7 @@ func (m *WalletHoldMutation) CustomerID() (r string, exists bool) {
 // OldCustomerID returns the old "customer_id" field's value of the WalletHold entity.
 // If the WalletHold object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *WalletHoldMutation) OldCustomerID(ctx context.Context) (v string, err error) {
+func (m *WalletHoldMutation) OldCustomerID(ctx context.Context) (v *string, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldCustomerID is only allowed on UpdateOne operations")
 	}
@@ -39497,9 +39497,22 @@ func (m *WalletHoldMutation) OldCustomerID(ctx context.Context) (v string, err e
 	return oldValue.CustomerID, nil
 }
 
+// ClearCustomerID clears the value of the "customer_id" field.
+func (m *WalletHoldMutation) ClearCustomerID() {
+	m.customer = nil
+	m.clearedFields[wallethold.FieldCustomerID] = struct{}{}
+}
+
+// CustomerIDCleared returns if the "customer_id" field was cleared in this mutation.
+func (m *WalletHoldMutation) CustomerIDCleared() bool {
+	_, ok := m.clearedFields[wallethold.FieldCustomerID]
+	return ok
+}
+
 // ResetCustomerID resets all changes to the "customer_id" field.
 func (m *WalletHoldMutation) ResetCustomerID() {
 	m.customer = nil
+	delete(m.clearedFields, wallethold.FieldCustomerID)
 }
 
 // SetWallet sets the "wallet" field.
@@ -40005,7 +40018,7 @@ func (m *WalletHoldMutation) ClearCustomer() {
 
 // CustomerCleared reports if the "customer" edge to the Customer entity was cleared.
 func (m *WalletHoldMutation) CustomerCleared() bool {
-	return m.clearedcustomer
+	return m.CustomerIDCleared() || m.clearedcustomer
 }
 
 // CustomerIDs returns the "customer" edge IDs in the mutation.
@@ -40326,6 +40339,9 @@ func (m *WalletHoldMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *WalletHoldMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(wallethold.FieldCustomerID) {
+		fields = append(fields, wallethold.FieldCustomerID)
+	}
 	if m.FieldCleared(wallethold.FieldGiftCardID) {
 		fields = append(fields, wallethold.FieldGiftCardID)
 	}
@@ -40352,6 +40368,9 @@ func (m *WalletHoldMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *WalletHoldMutation) ClearField(name string) error {
 	switch name {
+	case wallethold.FieldCustomerID:
+		m.ClearCustomerID()
+		return nil
 	case wallethold.FieldGiftCardID:
 		m.ClearGiftCardID()
 		return nil

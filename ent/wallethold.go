@@ -24,8 +24,8 @@ type WalletHold struct {
 	TenantID string `json:"tenant_id,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
-	// CustomerID holds the value of the "customer_id" field.
-	CustomerID string `json:"customer_id,omitempty"`
+	// The customer whose wallet is held; none for a gift card bound to no one (its code pays).
+	CustomerID *string `json:"customer_id,omitempty"`
 	// The wallet the cents are held in.
 	Wallet wallethold.Wallet `json:"wallet,omitempty"`
 	// The gift card of a gift_card hold; none for cashback.
@@ -137,7 +137,8 @@ func (_m *WalletHold) assignValues(columns []string, values []any) error {
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field customer_id", values[i])
 			} else if value.Valid {
-				_m.CustomerID = value.String
+				_m.CustomerID = new(string)
+				*_m.CustomerID = value.String
 			}
 		case wallethold.FieldWallet:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -261,8 +262,10 @@ func (_m *WalletHold) String() string {
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))
 	builder.WriteString(", ")
-	builder.WriteString("customer_id=")
-	builder.WriteString(_m.CustomerID)
+	if v := _m.CustomerID; v != nil {
+		builder.WriteString("customer_id=")
+		builder.WriteString(*v)
+	}
 	builder.WriteString(", ")
 	builder.WriteString("wallet=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Wallet))

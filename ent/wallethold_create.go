@@ -48,6 +48,14 @@ func (_c *WalletHoldCreate) SetCustomerID(v string) *WalletHoldCreate {
 	return _c
 }
 
+// SetNillableCustomerID sets the "customer_id" field if the given value is not nil.
+func (_c *WalletHoldCreate) SetNillableCustomerID(v *string) *WalletHoldCreate {
+	if v != nil {
+		_c.SetCustomerID(*v)
+	}
+	return _c
+}
+
 // SetWallet sets the "wallet" field.
 func (_c *WalletHoldCreate) SetWallet(v wallethold.Wallet) *WalletHoldCreate {
 	_c.mutation.SetWallet(v)
@@ -261,14 +269,6 @@ func (_c *WalletHoldCreate) check() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "WalletHold.created_at"`)}
 	}
-	if _, ok := _c.mutation.CustomerID(); !ok {
-		return &ValidationError{Name: "customer_id", err: errors.New(`ent: missing required field "WalletHold.customer_id"`)}
-	}
-	if v, ok := _c.mutation.CustomerID(); ok {
-		if err := wallethold.CustomerIDValidator(v); err != nil {
-			return &ValidationError{Name: "customer_id", err: fmt.Errorf(`ent: validator failed for field "WalletHold.customer_id": %w`, err)}
-		}
-	}
 	if _, ok := _c.mutation.Wallet(); !ok {
 		return &ValidationError{Name: "wallet", err: errors.New(`ent: missing required field "WalletHold.wallet"`)}
 	}
@@ -332,9 +332,6 @@ func (_c *WalletHoldCreate) check() error {
 	}
 	if len(_c.mutation.TenantIDs()) == 0 {
 		return &ValidationError{Name: "tenant", err: errors.New(`ent: missing required edge "WalletHold.tenant"`)}
-	}
-	if len(_c.mutation.CustomerIDs()) == 0 {
-		return &ValidationError{Name: "customer", err: errors.New(`ent: missing required edge "WalletHold.customer"`)}
 	}
 	return nil
 }
@@ -450,7 +447,7 @@ func (_c *WalletHoldCreate) createSpec() (*WalletHold, *sqlgraph.CreateSpec) {
 		for _, k := range nodes {
 			edge.Target.Nodes = append(edge.Target.Nodes, k)
 		}
-		_node.CustomerID = nodes[0]
+		_node.CustomerID = &nodes[0]
 		_spec.Edges = append(_spec.Edges, edge)
 	}
 	return _node, _spec

@@ -495,7 +495,10 @@ func (_q *WalletHoldQuery) loadCustomer(ctx context.Context, query *CustomerQuer
 	ids := make([]string, 0, len(nodes))
 	nodeids := make(map[string][]*WalletHold)
 	for i := range nodes {
-		fk := nodes[i].CustomerID
+		if nodes[i].CustomerID == nil {
+			continue
+		}
+		fk := *nodes[i].CustomerID
 		if _, ok := nodeids[fk]; !ok {
 			ids = append(ids, fk)
 		}

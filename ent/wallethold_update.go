@@ -149,9 +149,6 @@ func (_u *WalletHoldUpdate) check() error {
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "WalletHold.tenant"`)
 	}
-	if _u.mutation.CustomerCleared() && len(_u.mutation.CustomerIDs()) > 0 {
-		return errors.New(`ent: clearing a required unique edge "WalletHold.customer"`)
-	}
 	return nil
 }
 
@@ -344,9 +341,6 @@ func (_u *WalletHoldUpdateOne) check() error {
 	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "WalletHold.tenant"`)
-	}
-	if _u.mutation.CustomerCleared() && len(_u.mutation.CustomerIDs()) > 0 {
-		return errors.New(`ent: clearing a required unique edge "WalletHold.customer"`)
 	}
 	return nil
 }

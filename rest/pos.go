@@ -151,7 +151,9 @@ func renderIdentification(in pos.IdentifyInput, res *pos.Identification) identif
 		// The point of sale's code of a level: 1 (bronze) to 4 (diamond), 0 for none.
 		c.Classification = &classificationJSON{Code: points.Rank(points.Level(cu.Level)) + 1, Description: string(cu.Level)}
 	}
-	return identificationJSON{Customer: c, Points: renderOffer(res.Points), PriceCode: res.PriceCode, SessionID: in.SessionID}
+	out := identificationJSON{Customer: c, Points: renderOffer(res.Points), PriceCode: res.PriceCode, SessionID: in.SessionID}
+	out.Cashback, out.GiftCards = renderWalletsOffer(res.Wallets)
+	return out
 }
 
 // identificationJSON is the answer of identify. Its fields, and those of the
@@ -159,10 +161,12 @@ func renderIdentification(in pos.IdentifyInput, res *pos.Identification) identif
 // written: typed, it costs no sorting of keys, and its bytes stay what they
 // were.
 type identificationJSON struct {
-	Customer  identifiedJSON   `json:"customer"`
-	Points    *pointsOfferJSON `json:"points,omitempty"`
-	PriceCode int              `json:"priceCode"`
-	SessionID string           `json:"sessionId"`
+	Cashback  *cashbackOfferJSON `json:"cashback,omitempty"`
+	Customer  identifiedJSON     `json:"customer"`
+	GiftCards []cardOfferJSON    `json:"giftCards,omitempty"`
+	Points    *pointsOfferJSON   `json:"points,omitempty"`
+	PriceCode int                `json:"priceCode"`
+	SessionID string             `json:"sessionId"`
 }
 
 type identifiedJSON struct {
@@ -309,6 +313,7 @@ func (q authorizeRequest) answer(res *pos.Authorization) authorizationJSON {
 		out.Customer = &posCustomerIDJSON{ID: res.Document}
 	}
 	out.Points = renderOffer(res.Points)
+	out.Cashback, out.GiftCards = renderWalletsOffer(res.Wallets)
 	return out
 }
 
@@ -316,7 +321,9 @@ func (q authorizeRequest) answer(res *pos.Authorization) authorizationJSON {
 // of their names, as a map's keys would be written: typed, the answer costs
 // no sorting of keys on each request, and its bytes stay what they were.
 type authorizationJSON struct {
+	Cashback  *cashbackOfferJSON `json:"cashback,omitempty"`
 	Customer  *posCustomerIDJSON `json:"customer,omitempty"`
+	GiftCards []cardOfferJSON    `json:"giftCards,omitempty"`
 	Messages  []messageJSON      `json:"messages"`
 	Points    *pointsOfferJSON   `json:"points,omitempty"`
 	Sale      authorizedSaleJSON `json:"sale"`

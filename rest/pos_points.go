@@ -47,10 +47,10 @@ func renderHold(h *ent.PointsHold) pointsHoldJSON {
 		ID: h.ID, Points: h.Points, SaleID: h.SaleID, Status: h.Status.String()}}
 }
 
-// holdOp adapts HoldPoints to an endpoint: a session asked again shows in
-// the hold answered, the same one.
-func holdOp(op func(context.Context, pos.PointsHoldInput) (*ent.PointsHold, bool, error)) func(context.Context, pos.PointsHoldInput) (*ent.PointsHold, error) {
-	return func(ctx context.Context, in pos.PointsHoldInput) (*ent.PointsHold, error) {
+// holdOp adapts a hold's operation (HoldPoints, HoldWallet) to an
+// endpoint: a session asked again shows in the hold answered, the same one.
+func holdOp[I, H any](op func(context.Context, I) (H, bool, error)) func(context.Context, I) (H, error) {
+	return func(ctx context.Context, in I) (H, error) {
 		h, _, err := op(ctx, in)
 		return h, err
 	}

@@ -71,7 +71,11 @@ func TestPOSTenantChecks(t *testing.T) {
 							posRequireProblem(t, r, http.StatusNotFound, "resource-not-found")
 							continue
 						case http.MethodDelete: // no body to refuse: no such hold
-							posRequireProblem(t, r, http.StatusUnprocessableEntity, "points-hold-unavailable")
+							unavailable := "points-hold-unavailable"
+							if strings.HasPrefix(rt.pattern, "/wallets/") {
+								unavailable = "wallet-hold-unavailable"
+							}
+							posRequireProblem(t, r, http.StatusUnprocessableEntity, unavailable)
 							continue
 						}
 					}

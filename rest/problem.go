@@ -50,6 +50,11 @@ var problemKinds = map[string]struct{ Title, About string }{
 	"points-payment-refused":     {"Points payment refused", "The programme does not take this points payment: points are not taken at the till, fewer points than the least spent at once, more than the programme's share of the sale, or a POINTS payment without its holdId. The detail says which."},
 	"gift-card-not-sellable":     {"Gift card not sellable", "A sale line's gift card cannot be sold: the card is not inactive (already active, expired or cancelled), another sale sold it, or the line is not one undiscounted unit at the card's face value. The sale was not stored; sell another card or correct the line."},
 	"gift-card-not-returnable":   {"Gift card not returnable", "A gift card sold by the sale was spent, loaded or has expired since: it no longer comes back with the sale. Return the other items without it."},
+	"wallet-payment-offline":     {"Wallet payment on an offline sale", "A sale finished offline (sale.offline) cannot carry a CASHBACK or GIFT_CARD payment: nothing was held. Register it with that part paid another way."},
+	"wallet-hold-unavailable":    {"Wallet hold unavailable", "The hold a CASHBACK or GIFT_CARD payment names is unknown, has lapsed (15 minutes) or was released, is another wallet's, another customer's, for another amount, or another sale took it. Ask for a new hold."},
+	"wallet-hold-foreign":        {"Wallet hold of another channel or store", "The hold belongs to what it was placed for: an online order's hold pays only that order, and a till's hold only a sale of the store whose till placed it. Ask for a hold here."},
+	"insufficient-balance":       {"Not enough balance", "The cashback wallet's or gift card's balance less what is already held of it is lower than the amount asked (or the cashback wallet owes cashback taken back by a return)."},
+	"wallet-payment-refused":     {"Wallet payment refused", "The programme does not take this cashback payment (not at the till, less than the least spent at once, more than its share of the sale, or an unidentified customer), or a CASHBACK or GIFT_CARD payment came without its holdId. The detail says which."},
 	"unprocessable":              {"Request inconsistent", "The request is well formed but breaks a rule of the operation; the detail says which."},
 }
 
@@ -88,6 +93,17 @@ var posProblems = map[string]string{
 	"points_hold_required":       "points-payment-refused",
 	"gift_card_not_sellable":     "gift-card-not-sellable",
 	"gift_card_not_returnable":   "gift-card-not-returnable",
+	"wallet_payment_offline":     "wallet-payment-offline",
+	"cashback_hold_unavailable":  "wallet-hold-unavailable",
+	"gift_card_hold_unavailable": "wallet-hold-unavailable",
+	"cashback_hold_foreign":      "wallet-hold-foreign",
+	"gift_card_hold_foreign":     "wallet-hold-foreign",
+	"cashback_insufficient":      "insufficient-balance",
+	"gift_card_insufficient":     "insufficient-balance",
+	"cashback_payment_off":       "wallet-payment-refused",
+	"cashback_below_minimum":     "wallet-payment-refused",
+	"cashback_over_share":        "wallet-payment-refused",
+	"wallet_hold_required":       "wallet-payment-refused",
 }
 
 // writePOSError answers an operation's error as a problem with its kind's

@@ -132,6 +132,8 @@ func (s *server) posRouteTable() []route {
 		{"POST", "/discounts/authorize", pos.Rules.AuthorizeDiscounts.Scope(), authorize},
 		{"POST", "/points/holds", pos.Rules.HoldPoints.Scope(), handle(till, http.StatusCreated, readPointsHold, holdOp(s.app.POS.HoldPoints), renderHold)},
 		{"DELETE", "/points/holds/{holdId}", pos.Rules.ReleasePointsHold.Scope(), handle(till, http.StatusOK, readHoldID, s.app.POS.ReleasePointsHold, renderHold)},
+		{"POST", "/wallets/holds", pos.Rules.HoldWallet.Scope(), handle(till, http.StatusCreated, readTillWalletHold, holdOp(s.app.POS.HoldWallet), renderTillWalletHold)},
+		{"DELETE", "/wallets/holds/{holdId}", pos.Rules.ReleaseWalletHold.Scope(), handle(till, http.StatusOK, readHoldID, s.app.POS.ReleaseWalletHold, renderTillWalletHold)},
 		{"POST", "/sales", pos.Rules.RegisterSale.Scope(), handleWith(till, http.StatusAccepted, readSale, inputOp[saleRequest](s.app.POS.RegisterSale), saleRequest.answer)},
 		{"GET", "/sales/{saleId}", pos.Rules.SaleOutcome.Scope(), handle(till, http.StatusOK, readSaleRef, onPathOp(s.app.POS.SaleOutcome), renderSale)},
 		{"POST", "/sales/{saleId}/cancellation", pos.Rules.RegisterSaleReturn.Scope(), handle(till, http.StatusAccepted, readCancellation, s.app.POS.RegisterSaleReturn, renderReturnReceived)},

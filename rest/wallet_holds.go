@@ -27,7 +27,7 @@ func readWalletHold(b *binder) wallets.OrderHoldInput {
 type walletHoldJSON struct {
 	replayMark
 	Amount     json.Number          `json:"amount"`
-	CustomerID string               `json:"customer_id"`
+	CustomerID *string              `json:"customer_id"`
 	Entry      *walletHoldEntryJSON `json:"entry,omitempty"`
 	ExpiresAt  string               `json:"expires_at"`
 	HoldID     string               `json:"hold_id"`

@@ -8,7 +8,7 @@ import "github.com/fideliza/fideliza/app/kernel"
 var Rules = kernel.NamedRules(struct {
 	IssueGiftCards, LoadGiftCard, BindGiftCard, TransferGiftCard, CancelGiftCard kernel.Rule
 	GiftCard, GiftCardByCode, GiftCards, GiftCardEntries, GiftCardConnection     kernel.Rule
-	CustomerGiftCards, UpkeepGiftCards                                           kernel.Rule
+	CustomerGiftCards, UpkeepGiftCards, PlaceCardHold                            kernel.Rule
 }{
 	IssueGiftCards:     kernel.Scope("loyalty:write"),
 	LoadGiftCard:       kernel.Scope("loyalty:write"),
@@ -22,4 +22,5 @@ var Rules = kernel.NamedRules(struct {
 	GiftCardConnection: kernel.Scope("loyalty:read"),
 	CustomerGiftCards:  kernel.Internal,
 	UpkeepGiftCards:    kernel.System,
+	PlaceCardHold:      kernel.Internal,
 })

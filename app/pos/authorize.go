@@ -73,6 +73,7 @@ type Authorization struct {
 	Items    []POSItem
 	Applied  int                  // discounts the service added
 	Points   *loyalty.PointsOffer // what the customer may pay with points on the cart; nil when the programme takes none at the till
+	Wallets  *WalletsOffer        // what its cashback and gift cards may pay on the cart; nil when nothing
 }
 
 // AuthorizeDiscounts adds to each item the best discount the customer's pdv
@@ -192,7 +193,7 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 		index = append(index, i)
 	}
 	if len(cart.Items) == 0 {
-		return a.withPointsOffer(ctx, tenant, cust, out)
+		return a.withPaymentOffers(ctx, tenant, cust, out)
 	}
 	if err := a.Campaigns.EnrichFromCatalogue(ctx, a.k.DB.Ent, cart.Items, discounts); err != nil {
 		return nil, err
@@ -246,12 +247,13 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 			}
 		}
 	}
-	return a.withPointsOffer(ctx, tenant, cust, out)
+	return a.withPaymentOffers(ctx, tenant, cust, out)
 }
 
-// withPointsOffer adds to an authorization what the customer may pay with
-// points on the cart, at its value after every discount.
-func (a *Service) withPointsOffer(ctx context.Context, t *ent.Tenant, cust *ent.Customer, out *Authorization) (*Authorization, error) {
+// withPaymentOffers adds to an authorization what the customer may pay with
+// points, cashback and gift cards on the cart, at its value after every
+// discount.
+func (a *Service) withPaymentOffers(ctx context.Context, t *ent.Tenant, cust *ent.Customer, out *Authorization) (*Authorization, error) {
 	total := decimal.Zero
 	for _, it := range out.Items {
 		total = total.Add(it.UnitPrice.Mul(*it.Quantity))
@@ -262,7 +264,12 @@ func (a *Service) withPointsOffer(ctx context.Context, t *ent.Tenant, cust *ent.
 		}
 	}
 	var err error
-	out.Points, err = a.pointsOffer(ctx, t, cust, &total)
+	if out.Points, err = a.pointsOffer(ctx, t, cust, &total); err != nil {
+		return nil, err
+	}
+	if cust != nil {
+		out.Wallets, err = a.walletsOffer(ctx, t, cust.ID, &total)
+	}
 	return out, err
 }
 

@@ -89,6 +89,7 @@ type Identification struct {
 	Status    string
 	PriceCode int
 	Points    *loyalty.PointsOffer // nil: the programme takes no points at the till, or NOT_FOUND
+	Wallets   *WalletsOffer        // nil: no cashback or gift card to pay with at the till, or NOT_FOUND
 }
 
 // identified are the fields of a customer an identification answers with
@@ -149,9 +150,13 @@ func (a *Service) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Iden
 	if err != nil {
 		return nil, err
 	}
+	money, err := a.walletsOffer(ctx, tenant, cust.ID, nil)
+	if err != nil {
+		return nil, err
+	}
 	return &Identification{
 		Document: doc, Type: typ, Customer: cust, Status: customers.POSStatus(cust),
-		PriceCode: PriceCode(tenant, points.Level(cust.Level)), Points: offer,
+		PriceCode: PriceCode(tenant, points.Level(cust.Level)), Points: offer, Wallets: money,
 	}, nil
 }
 

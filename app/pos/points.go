@@ -71,13 +71,7 @@ func (a *Service) HoldPoints(ctx context.Context, in PointsHoldInput) (hold *ent
 	} else {
 		doc, _ = in.Customer.parse(&p, true, true)
 	}
-	if strings.TrimSpace(in.StoreID) == "" {
-		p.Add("store.id", "is required")
-	}
-	positive(&p, "amount", in.Amount)
-	if in.SaleAmount != nil && !in.SaleAmount.IsPositive() {
-		p.Add("saleAmount", "must be positive")
-	}
+	checkHoldPlace(&p, in.StoreID, in.Amount, in.SaleAmount)
 	if err := p.Malformed(); err != nil {
 		return nil, false, err
 	}
@@ -94,6 +88,18 @@ func (a *Service) HoldPoints(ctx context.Context, in PointsHoldInput) (hold *ent
 	}
 	return a.Loyalty.HoldPoints(ctx, tenant, loyalty.HoldRequest{CustomerID: cust.ID, Channel: loyalty.ChannelPOS,
 		Session: loyalty.ChannelPOS + ":" + in.SessionID, StoreCode: in.StoreID, Amount: *in.Amount, Total: in.SaleAmount})
+}
+
+// checkHoldPlace checks what every till's hold names: its store, the
+// amount it pays and, optionally, the cart's payable value.
+func checkHoldPlace(p *apperr.Problems, storeID string, amount, saleAmount *decimal.Decimal) {
+	if strings.TrimSpace(storeID) == "" {
+		p.Add("store.id", "is required")
+	}
+	positive(p, "amount", amount)
+	if saleAmount != nil && !saleAmount.IsPositive() {
+		p.Add("saleAmount", "must be positive")
+	}
 }
 
 // tillOwner owns the holds of the tills at store ("": any store's).
@@ -121,8 +127,9 @@ func (in SaleInput) pointsPayment(ctx context.Context, c *ent.Client, t *ent.Ten
 	for i := range in.Payments {
 		pm := &in.Payments[i]
 		if !strings.EqualFold(pm.Method, MethodPoints) {
-			if pm.HoldID != "" {
-				return nil, apperr.Malformed("sale.payments["+strconv.Itoa(i)+"].holdId", "is only for a %s payment", MethodPoints)
+			if pm.HoldID != "" && walletOf(pm.Method) == "" {
+				return nil, apperr.Malformed("sale.payments["+strconv.Itoa(i)+"].holdId", "is only for a %s, %s or %s payment",
+					MethodPoints, MethodCashback, MethodGiftCard)
 			}
 			continue
 		}
@@ -157,7 +164,7 @@ func (in SaleInput) pointsPayment(ctx context.Context, c *ent.Client, t *ent.Ten
 func pointsPaid(s *ent.Sale) decimal.Decimal {
 	paid := decimal.Zero
 	for _, pm := range s.Edges.Payments {
-		if pm.HoldID != nil {
+		if pm.HoldID != nil && strings.EqualFold(pm.Method, MethodPoints) {
 			paid = paid.Add(pm.Amount)
 		}
 	}
@@ -168,7 +175,7 @@ func pointsPaid(s *ent.Sale) decimal.Decimal {
 // with its payments and store), once, and answers the points spent.
 func (a *Service) spendSalePoints(ctx context.Context, c *ent.Client, s *ent.Sale) (int64, error) {
 	for _, pm := range s.Edges.Payments {
-		if pm.HoldID == nil {
+		if pm.HoldID == nil || !strings.EqualFold(pm.Method, MethodPoints) {
 			continue
 		}
 		res, err := a.Loyalty.SpendSaleHold(ctx, c, *pm.HoldID, s.ID, "paid sale "+s.ExternalID+" at "+s.Edges.Store.Code)

@@ -10,13 +10,15 @@ import (
 var Rules = kernel.NamedRules(struct {
 	IdentifyCustomer, AuthorizeDiscounts, RegisterSale, HoldPoints, ReleasePointsHold, SaleOutcome kernel.Rule
 	RegisterSaleReturn, ProcessSale, ProcessSales, ProcessSaleReturn                               kernel.Rule
-	SaleConnection                                                                                 kernel.Rule
+	SaleConnection, HoldWallet, ReleaseWalletHold                                                  kernel.Rule
 }{
 	IdentifyCustomer:   kernel.Scope(auth.ScopePOS),
 	AuthorizeDiscounts: kernel.Scope(auth.ScopePOS),
 	RegisterSale:       kernel.Scope(auth.ScopePOS),
 	HoldPoints:         kernel.Scope(auth.ScopePOS),
 	ReleasePointsHold:  kernel.Scope(auth.ScopePOS),
+	HoldWallet:         kernel.Scope(auth.ScopePOS),
+	ReleaseWalletHold:  kernel.Scope(auth.ScopePOS),
 	SaleOutcome:        kernel.Scope(auth.ScopePOS),
 	RegisterSaleReturn: kernel.Scope(auth.ScopePOS),
 	ProcessSale:        kernel.System,

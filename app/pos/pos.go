@@ -77,7 +77,7 @@ type SalePaymentInput struct {
 	Amount           *decimal.Decimal
 	Method, Bin, NSU string
 	Installments     *int
-	HoldID           string // the points hold a POINTS payment spends
+	HoldID           string // the hold a POINTS, CASHBACK or GIFT_CARD payment spends
 }
 
 func positive(p *apperr.Problems, field string, v *decimal.Decimal) {
@@ -276,6 +276,9 @@ func (a *Service) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, er
 		return nil, err
 	}
 	if _, err := in.pointsPayment(ctx, a.k.DB.Ent, tenant, doc); err != nil {
+		return nil, err
+	}
+	if err := in.walletPayments(tenant, doc); err != nil {
 		return nil, err
 	}
 	giftCards, err := in.giftCards(ctx, a.k.DB.Ent, st.ID)

@@ -11,6 +11,7 @@ import (
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/app/loyalty"
+	"github.com/fideliza/fideliza/app/wallets"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
@@ -217,6 +218,15 @@ func (r *saleReturns) apply(ctx context.Context, ret *ent.SaleReturn) (int64, er
 	whole := r.allReturned(nil)
 	var reversed int64
 	var entry *ent.PointsEntry
+	if s.Status != sale.StatusFAILED {
+		// The cashback and gift cards paid with come back first too.
+		err := r.a.Wallets.GiveBackSale(ctx, r.c, wallets.GiveBack{SaleID: s.ID, ReturnID: ret.ID, StoreCode: r.store,
+			Reason: "paid with given back: " + string(ret.Kind) + " " + ret.ExternalID + " of sale " + s.ExternalID + " at " + r.store,
+			Share:  func(paid int64) int64 { return r.share(paid, returnedAmount, whole) }})
+		if err != nil {
+			return 0, err
+		}
+	}
 	if s.CustomerID != nil && s.Status != sale.StatusFAILED {
 		target, err := r.kept(ctx, returnedAmount, whole)
 		if err != nil {
@@ -284,27 +294,34 @@ func (r *saleReturns) apply(ctx context.Context, ret *ent.SaleReturn) (int64, er
 }
 
 // giveBackPoints credits back the share of the points the sale was paid
-// with that this return brings back: all of them once every unit is back,
-// else their share of the value returned so far less the share of the
-// returns before it (whole points down).
+// with that this return brings back (share).
 func (r *saleReturns) giveBackPoints(ctx context.Context, ret *ent.SaleReturn, returnedAmount decimal.Decimal, whole bool) error {
 	s := r.s
-	if r.spent == 0 || !s.AmountPayable.IsPositive() {
-		return nil
-	}
-	share := func(returned decimal.Decimal) int64 {
-		return min(r.spent, decimal.NewFromInt(r.spent).Mul(returned).Div(s.AmountPayable).Floor().IntPart())
-	}
-	target := r.spent
-	if !whole {
-		target = share(returnedAmount)
-	}
-	back := target - share(s.ReturnedAmount)
+	back := r.share(r.spent, returnedAmount, whole)
 	if back <= 0 {
 		return nil
 	}
 	return r.a.Loyalty.RefundReturnPoints(ctx, r.c, loyalty.ReturnPoints{CustomerID: *s.CustomerID, ReturnID: ret.ID, Points: back,
 		Reason: "points paid given back: " + string(ret.Kind) + " " + ret.ExternalID + " of sale " + s.ExternalID + " at " + r.store})
+}
+
+// share is what of paid (points or cents a sale was paid with) this
+// return brings back, once returnedAmount of the sale came back: all of it
+// once every unit is back (whole), else its share of the value returned so
+// far less the share of the returns before it (whole units down).
+func (r *saleReturns) share(paid int64, returnedAmount decimal.Decimal, whole bool) int64 {
+	s := r.s
+	if paid <= 0 || !s.AmountPayable.IsPositive() {
+		return 0
+	}
+	of := func(returned decimal.Decimal) int64 {
+		return min(paid, decimal.NewFromInt(paid).Mul(returned).Div(s.AmountPayable).Floor().IntPart())
+	}
+	target := paid
+	if !whole {
+		target = of(returnedAmount)
+	}
+	return target - of(s.ReturnedAmount)
 }
 
 // kept is the points the customer keeps of the sale once returnedAmount of

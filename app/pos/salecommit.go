@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/fideliza/fideliza/app/campaigns"
-	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
 
 	"github.com/shopspring/decimal"
@@ -190,8 +189,7 @@ func (a *Service) writeSaleGroup(group []*saleWrite) []saleWritten {
 				if pm.HoldID != "" {
 					// The sale takes the hold now; processing debits it.
 					p.SetHoldID(pm.HoldID)
-					whose := customers.CustomerWithDocument(w.doc)
-					if err := a.Loyalty.TakeHoldForSale(ctx, tx.Ent, tillOwner(w.in.StoreID), pm.HoldID, *pm.Amount, whose, s.ID); err != nil {
+					if err := a.takeSaleHold(ctx, tx.Ent, w, pm, s.ID); err != nil {
 						return err
 					}
 				}

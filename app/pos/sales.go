@@ -216,7 +216,10 @@ func (a *Service) processLockedSale(ctx context.Context, c *ent.Client, run *pro
 	if done.spent, err = a.spendSalePoints(ctx, c, s); err != nil {
 		return nil, err
 	}
-	if err := a.activateGiftCards(ctx, c, s); err != nil {
+	if err := a.spendSaleWallets(ctx, c, s); err != nil { // and the cashback and gift cards paid
+		return nil, err
+	}
+	if err := a.activateGiftCards(ctx, c, s); err != nil { // the cards the sale sold
 		return nil, err
 	}
 	if cust != nil {

@@ -8,8 +8,10 @@ import (
 	"github.com/fideliza/fideliza/app/audiences"
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/checkout"
+	"github.com/fideliza/fideliza/app/giftcards"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/app/loyalty"
+	"github.com/fideliza/fideliza/app/wallets"
 	"github.com/fideliza/fideliza/jobs"
 )
 
@@ -20,6 +22,8 @@ type Service struct {
 	Campaigns *campaigns.Service
 	Loyalty   *loyalty.Service
 	Audiences *audiences.Service
+	Wallets   *wallets.Service   // cashback paid at the till
+	GiftCards *giftcards.Service // gift cards paid at the till
 
 	saleGroups kernel.GroupCommit[*saleWrite]
 	saleJobs   kernel.GroupCommit[*saleJob] // sales processed together (salegroups.go)

@@ -142,7 +142,7 @@ func (a *Service) CaptureHold(ctx context.Context, id string, in CaptureInput) (
 			if err := CheckCashbackShare(tenant, wallet.Amount(hold.Cents), *in.OrderAmount); err != nil {
 				return err
 			}
-			if err := w.TakeHold(ctx, c, owner, id, hold.Cents, customer.ID(hold.CustomerID), nil, &in.OrderID); err != nil {
+			if err := w.TakeHold(ctx, c, owner, id, hold.Cents, customer.ID(*hold.CustomerID), nil, &in.OrderID); err != nil {
 				return err
 			}
 		case wallethold.StatusSpent: // SpendHold answers its debit

@@ -8,6 +8,7 @@ import "github.com/fideliza/fideliza/app/kernel"
 var Rules = kernel.NamedRules(struct {
 	Wallets, Entries, CreditCampaignCashback, ReverseCampaignCashback, UpkeepWallets kernel.Rule
 	HoldCashback, CaptureHold, RollbackHold, PlaceCashbackHold, CashbackOffer        kernel.Rule
+	TakeSaleHold, SpendSaleHold, ReleaseTillHold, GiveBackSale                       kernel.Rule
 }{
 	Wallets:                 kernel.Scope("loyalty:read"),
 	Entries:                 kernel.Scope("loyalty:read"),
@@ -19,4 +20,8 @@ var Rules = kernel.NamedRules(struct {
 	RollbackHold:            kernel.Scope("loyalty:write"),
 	PlaceCashbackHold:       kernel.Internal,
 	CashbackOffer:           kernel.Internal,
+	TakeSaleHold:            kernel.Internal,
+	SpendSaleHold:           kernel.Internal,
+	ReleaseTillHold:         kernel.Internal,
+	GiveBackSale:            kernel.Internal,
 })

@@ -18,8 +18,6 @@ import (
 	"errors"
 	"time"
 
-	"entgo.io/ent/dialect"
-
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/domain/wallet"
 	"github.com/fideliza/fideliza/ent"
@@ -80,12 +78,8 @@ func (g Cards) now() time.Time { return g.Now().UTC().Truncate(time.Microsecond)
 
 // lock reads the card and locks its row until the transaction of c ends.
 func (g Cards) lock(ctx context.Context, c *ent.Client, id string) (*ent.GiftCard, error) {
-	q := c.GiftCard.Query().Where(entgiftcard.ID(id))
-	if g.Dialect == dialect.Postgres {
-		q.ForUpdate()
-	}
-	card, err := q.Only(ctx)
-	if ent.IsNotFound(err) {
+	card, err := wallet.LockCard(ctx, c, g.Dialect, id)
+	if errors.Is(err, wallet.ErrCardNotFound) {
 		return nil, ErrNotFound
 	}
 	return card, err

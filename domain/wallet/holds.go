@@ -36,10 +36,12 @@ var ErrHoldSession = errors.New("the session already holds other cents")
 // wallet already paid: a sale or an order pays once with each wallet.
 var ErrSourceSpent = errors.New("the sale or order already paid with another hold of the wallet")
 
-// Hold reserves cents of a customer's wallet.
+// Hold reserves cents of a customer's wallet, or of a gift card (Unit
+// GiftCard, CardID): domain/giftcard places those.
 type Hold struct {
-	CustomerID string
+	CustomerID string // "" for a gift card's hold placed without a customer
 	Unit       Unit
+	CardID     string // the gift card of a GiftCard hold
 	Channel    wallethold.Channel
 	Session    string
 	StoreCode  string
@@ -94,18 +96,33 @@ func available(ctx context.Context, c *ent.Client, wal *ent.Wallet, now time.Tim
 	if err != nil {
 		return 0, err
 	}
-	held := c.WalletHold.Query().Where(wallethold.CustomerID(wal.CustomerID),
-		wallethold.WalletEQ(wallethold.Wallet(wal.Kind)), wallethold.Or(
-			wallethold.StatusEQ(wallethold.StatusTaken),
-			wallethold.And(wallethold.StatusEQ(wallethold.StatusOpen), wallethold.ExpiresAtGT(now.Add(-ledger.HoldGrace)))))
+	cents, err := heldCents(ctx, c, now, except,
+		wallethold.CustomerID(wal.CustomerID), wallethold.WalletEQ(wallethold.Wallet(wal.Kind)))
+	if err != nil {
+		return 0, err
+	}
+	return max(wal.BalanceCents-int64(overdue)-cents, 0), nil
+}
+
+// heldCents is the cents of the holds matching which that count at now (a
+// hold taken, or open within its grace), the hold except not counted.
+func heldCents(ctx context.Context, c *ent.Client, now time.Time, except string, which ...predicate.WalletHold) (int64, error) {
+	held := c.WalletHold.Query().Where(which...).Where(wallethold.Or(
+		wallethold.StatusEQ(wallethold.StatusTaken),
+		wallethold.And(wallethold.StatusEQ(wallethold.StatusOpen), wallethold.ExpiresAtGT(now.Add(-ledger.HoldGrace)))))
 	if except != "" {
 		held.Where(wallethold.IDNEQ(except))
 	}
 	cents, err := held.Aggregate(sumOf(wallethold.FieldCents)).Int(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return max(wal.BalanceCents-int64(overdue)-int64(cents), 0), nil
+	return int64(cents), err
+}
+
+// CardAvailable is what a gift card (locked by the caller, spendable) may
+// hold or spend at now: its balance less its holds that count, the hold
+// except not counted.
+func (w Wallets) CardAvailable(ctx context.Context, c *ent.Client, card *ent.GiftCard, except string) (int64, error) {
+	held, err := heldCents(ctx, c, w.now(), except, wallethold.GiftCardID(card.ID))
+	return max(card.BalanceCents-held, 0), err
 }
 
 // sumOf is the sum of a column, 0 over no row.
@@ -119,37 +136,82 @@ func sumOf(column string) ent.AggregateFunc {
 // hold (replayed), unless it holds other cents, another wallet's, channel's
 // or customer's (ErrHoldSession).
 func (w Wallets) PlaceHold(ctx context.Context, c *ent.Client, h Hold) (hold *ent.WalletHold, replayed bool, err error) {
-	if h.Cents <= 0 {
-		return nil, false, fmt.Errorf("hold of %d cents", h.Cents)
+	if h.Cents <= 0 || h.Unit == GiftCard {
+		return nil, false, fmt.Errorf("hold of %d cents of %s", h.Cents, h.Unit)
 	}
 	cust, wal, err := w.lock(ctx, c, h.CustomerID, h.Unit)
 	if err != nil {
 		return nil, false, err
 	}
-	prior, err := c.WalletHold.Query().Where(wallethold.Session(h.Session)).Only(ctx)
-	switch {
-	case err == nil && (prior.CustomerID != h.CustomerID || prior.Cents != h.Cents || prior.Channel != h.Channel ||
-		prior.Wallet != wallethold.Wallet(h.Unit) || prior.StoreCode != h.StoreCode):
-		return nil, false, ErrHoldSession
-	case err == nil:
-		return prior, true, nil
-	case !ent.IsNotFound(err):
-		return nil, false, err
+	if prior, err := priorHold(ctx, c, h, &cust.ID); prior != nil || err != nil {
+		return prior, prior != nil, err
 	}
 	if wal.DebtCents > 0 {
 		return nil, false, ErrDebtOpen
 	}
-	now := w.now()
-	n, err := available(ctx, c, wal, now, "")
+	n, err := available(ctx, c, wal, w.now(), "")
 	if err != nil {
 		return nil, false, err
 	}
-	if n < h.Cents {
+	return w.createHold(ctx, c, cust.TenantID, &cust.ID, h, n)
+}
+
+// PlaceCardHold is PlaceHold of a gift card's cents (h.Unit GiftCard) for
+// domain/giftcard, card locked and spendable: within CardAvailable, and
+// the hold names the card's customer, none for a card bound to no one.
+func (w Wallets) PlaceCardHold(ctx context.Context, c *ent.Client, card *ent.GiftCard, h Hold) (hold *ent.WalletHold, replayed bool, err error) {
+	if h.Cents <= 0 || h.Unit != GiftCard || h.CardID != card.ID {
+		return nil, false, fmt.Errorf("hold of %d cents of %s %s", h.Cents, h.Unit, h.CardID)
+	}
+	if prior, err := priorHold(ctx, c, h, card.CustomerID); prior != nil || err != nil {
+		return prior, prior != nil, err
+	}
+	n, err := w.CardAvailable(ctx, c, card, "")
+	if err != nil {
+		return nil, false, err
+	}
+	return w.createHold(ctx, c, card.TenantID, card.CustomerID, h, n)
+}
+
+// priorHold is the hold h's session placed already (nil: none), refused
+// (ErrHoldSession) when it holds other cents, another wallet's, card's,
+// channel's, store's or customer's (customerID).
+func priorHold(ctx context.Context, c *ent.Client, h Hold, customerID *string) (*ent.WalletHold, error) {
+	prior, err := c.WalletHold.Query().Where(wallethold.Session(h.Session)).Only(ctx)
+	switch {
+	case ent.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case deref(prior.CustomerID) != deref(customerID) || prior.Cents != h.Cents || prior.Channel != h.Channel ||
+		prior.Wallet != wallethold.Wallet(h.Unit) || deref(prior.GiftCardID) != h.CardID || prior.StoreCode != h.StoreCode:
+		return nil, ErrHoldSession
+	}
+	return prior, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// createHold writes h for ledger.HoldTTL when available covers it
+// (ErrInsufficient otherwise).
+func (w Wallets) createHold(ctx context.Context, c *ent.Client, tenantID string, customerID *string, h Hold,
+	available int64) (*ent.WalletHold, bool, error) {
+	if available < h.Cents {
 		return nil, false, ErrInsufficient
 	}
-	hold, err = c.WalletHold.Create().SetTenantID(cust.TenantID).SetCustomerID(cust.ID).SetCreatedAt(now).
+	now := w.now()
+	create := c.WalletHold.Create().SetTenantID(tenantID).SetNillableCustomerID(customerID).SetCreatedAt(now).
 		SetWallet(wallethold.Wallet(h.Unit)).SetChannel(h.Channel).SetSession(h.Session).SetStoreCode(h.StoreCode).
-		SetCents(h.Cents).SetExpiresAt(now.Add(ledger.HoldTTL)).Save(ctx)
+		SetCents(h.Cents).SetExpiresAt(now.Add(ledger.HoldTTL))
+	if h.CardID != "" {
+		create.SetGiftCardID(h.CardID)
+	}
+	hold, err := create.Save(ctx)
 	if ent.IsConstraintError(err) {
 		return nil, false, ErrHoldSession // the session taken meanwhile, for another customer
 	}
@@ -164,14 +226,39 @@ func (w Wallets) LockHold(ctx context.Context, c *ent.Client, owner ledger.HoldO
 	return hold, err
 }
 
+// LockCardHold reads a gift card's hold id under its card's lock, for
+// domain/giftcard's moves of it; answers the card too.
+func (w Wallets) LockCardHold(ctx context.Context, c *ent.Client, id string) (*ent.WalletHold, *ent.GiftCard, error) {
+	hold, err := c.WalletHold.Get(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if hold.GiftCardID == nil {
+		return nil, nil, ErrHoldUnavailable
+	}
+	card, err := LockCard(ctx, c, w.Dialect, *hold.GiftCardID)
+	if err != nil {
+		return nil, nil, err
+	}
+	hold, err = c.WalletHold.Get(ctx, id) // re-read under the lock
+	return hold, card, err
+}
+
 // lockHold is LockHold answering the customer and the wallet it locked
-// too, for owner unless nil.
+// too, for owner unless nil; a gift card's hold locks its card and answers
+// neither.
 func (w Wallets) lockHold(ctx context.Context, c *ent.Client, owner *ledger.HoldOwner, id string) (*ent.WalletHold, *ent.Customer, *ent.Wallet, error) {
 	hold, err := c.WalletHold.Get(ctx, id)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cust, wal, err := w.lock(ctx, c, hold.CustomerID, Unit(hold.Wallet))
+	var cust *ent.Customer
+	var wal *ent.Wallet
+	if hold.GiftCardID != nil {
+		_, err = LockCard(ctx, c, w.Dialect, *hold.GiftCardID)
+	} else {
+		cust, wal, err = w.lock(ctx, c, deref(hold.CustomerID), Unit(hold.Wallet))
+	}
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -215,10 +302,11 @@ func (w Wallets) ReleaseLapsed(ctx context.Context, c *ent.Client) (int, error) 
 }
 
 // TakeHold has a sale (saleID) or an order (orderID) of owner take an open
-// hold of the customer matched by whose, paying cents: from then on it
-// counts until SpendHold debits it. ErrHoldForeign when owner does not own
-// it; ErrHoldUnavailable when it is unknown, not open, has lapsed, is
-// another customer's, or holds other cents.
+// hold of the customer matched by whose (a gift card's hold: of anyone,
+// its code paid), paying cents: from then on it counts until SpendHold
+// debits it. ErrHoldForeign when owner does not own it; ErrHoldUnavailable
+// when it is unknown, not open, has lapsed, is another customer's, or
+// holds other cents.
 func (w Wallets) TakeHold(ctx context.Context, c *ent.Client, owner ledger.HoldOwner, id string, cents int64,
 	whose predicate.Customer, saleID, orderID *string) error {
 	hold, err := c.WalletHold.Get(ctx, id) // where it was placed never changes; the update takes only an open hold
@@ -231,9 +319,13 @@ func (w Wallets) TakeHold(ctx context.Context, c *ent.Client, owner ledger.HoldO
 	if !owner.Owns(Placed(hold)) {
 		return ErrHoldForeign
 	}
-	n, err := c.WalletHold.Update().
+	take := c.WalletHold.Update().
 		Where(wallethold.ID(id), wallethold.StatusEQ(wallethold.StatusOpen), wallethold.ExpiresAtGT(w.now()),
-			wallethold.CentsEQ(cents), wallethold.HasCustomerWith(whose)).
+			wallethold.CentsEQ(cents))
+	if hold.GiftCardID == nil {
+		take.Where(wallethold.HasCustomerWith(whose))
+	}
+	n, err := take.
 		SetStatus(wallethold.StatusTaken).SetNillableSaleID(saleID).SetNillableOrderID(orderID).Save(ctx)
 	if err != nil {
 		return err
@@ -247,7 +339,7 @@ func (w Wallets) TakeHold(ctx context.Context, c *ent.Client, owner ledger.HoldO
 // paid is the move of a hold a sale or order took: its source is what
 // took it.
 func paid(h *ent.WalletHold, reason string) Move {
-	m := Move{CustomerID: h.CustomerID, Unit: Unit(h.Wallet), StoreCode: h.StoreCode, Reason: reason,
+	m := Move{CustomerID: deref(h.CustomerID), Unit: Unit(h.Wallet), StoreCode: h.StoreCode, Reason: reason,
 		SourceKind: walletentry.SourceKindOrder, SourceID: h.OrderID}
 	if h.SaleID != nil {
 		m.SourceKind, m.SourceID = walletentry.SourceKindSale, h.SaleID
@@ -267,6 +359,9 @@ func (w Wallets) SpendHold(ctx context.Context, c *ent.Client, id, reason string
 	hold, cust, wal, err := w.lockHold(ctx, c, nil, id)
 	if err != nil {
 		return nil, err
+	}
+	if hold.GiftCardID != nil {
+		return nil, fmt.Errorf("hold %s is a gift card's: domain/giftcard spends it", id)
 	}
 	if hold.Status != wallethold.StatusTaken && hold.Status != wallethold.StatusSpent {
 		return nil, ErrHoldUnavailable
@@ -314,6 +409,9 @@ func (w Wallets) RefundHold(ctx context.Context, c *ent.Client, id, reason strin
 	hold, _, _, err := w.lockHold(ctx, c, nil, id)
 	if err != nil {
 		return nil, err
+	}
+	if hold.GiftCardID != nil {
+		return nil, fmt.Errorf("hold %s is a gift card's: domain/giftcard refunds it", id)
 	}
 	m := paid(hold, reason)
 	switch hold.Status {

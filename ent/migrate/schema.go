@@ -1527,7 +1527,7 @@ var (
 		{Name: "order_id", Type: field.TypeString, Nullable: true, Size: 128},
 		{Name: "closed_at", Type: field.TypeTime, Nullable: true},
 		{Name: "tenant_id", Type: field.TypeString},
-		{Name: "customer_id", Type: field.TypeString},
+		{Name: "customer_id", Type: field.TypeString, Nullable: true},
 	}
 	// WalletHoldsTable holds the schema information for the "wallet_holds" table.
 	WalletHoldsTable = &schema.Table{
@@ -1545,7 +1545,7 @@ var (
 				Symbol:     "wallet_holds_customers_customer",
 				Columns:    []*schema.Column{WalletHoldsColumns[14]},
 				RefColumns: []*schema.Column{CustomersColumns[0]},
-				OnDelete:   schema.NoAction,
+				OnDelete:   schema.SetNull,
 			},
 		},
 		Indexes: []*schema.Index{
@@ -1563,6 +1563,11 @@ var (
 				Name:    "wallethold_status_expires_at",
 				Unique:  false,
 				Columns: []*schema.Column{WalletHoldsColumns[8], WalletHoldsColumns[9]},
+			},
+			{
+				Name:    "wallethold_tenant_id_gift_card_id_status",
+				Unique:  false,
+				Columns: []*schema.Column{WalletHoldsColumns[13], WalletHoldsColumns[3], WalletHoldsColumns[8]},
 			},
 		},
 	}

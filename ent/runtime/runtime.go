@@ -2102,10 +2102,6 @@ func init() {
 	walletholdDescCreatedAt := walletholdFields[1].Descriptor()
 	// wallethold.DefaultCreatedAt holds the default value on creation for the created_at field.
 	wallethold.DefaultCreatedAt = walletholdDescCreatedAt.Default.(func() time.Time)
-	// walletholdDescCustomerID is the schema descriptor for customer_id field.
-	walletholdDescCustomerID := walletholdFields[2].Descriptor()
-	// wallethold.CustomerIDValidator is a validator for the "customer_id" field. It is called by the builders before save.
-	wallethold.CustomerIDValidator = walletholdDescCustomerID.Validators[0].(func(string) error)
 	// walletholdDescGiftCardID is the schema descriptor for gift_card_id field.
 	walletholdDescGiftCardID := walletholdFields[4].Descriptor()
 	// wallethold.GiftCardIDValidator is a validator for the "gift_card_id" field. It is called by the builders before save.

@@ -22,7 +22,8 @@ func (WalletHold) Fields() []ent.Field {
 		field.String("id").DefaultFunc(pid.Generator(pid.WalletHold)).Immutable().
 			Comment("The hold's id, such as whd_01J…."),
 		field.Time("created_at").Default(now).Immutable(),
-		field.String("customer_id").NotEmpty().Immutable(),
+		field.String("customer_id").Optional().Nillable().Immutable().
+			Comment("The customer whose wallet is held; none for a gift card bound to no one (its code pays)."),
 		field.Enum("wallet").Values("cashback", "gift_card").Immutable().
 			Comment("The wallet the cents are held in."),
 		field.String("gift_card_id").Optional().Nillable().Immutable().MaxLen(64).
@@ -51,7 +52,7 @@ func (WalletHold) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
 
 func (WalletHold) Edges() []ent.Edge {
 	return []ent.Edge{
-		edge.To("customer", Customer.Type).Field("customer_id").Unique().Required().Immutable(),
+		edge.To("customer", Customer.Type).Field("customer_id").Unique().Immutable(),
 	}
 }
 
@@ -63,6 +64,7 @@ func (WalletHold) Indexes() []ent.Index {
 		index.Fields("tenant_id", "session").Unique(),
 		index.Fields("tenant_id", "customer_id", "wallet", "status"),
 		index.Fields("status", "expires_at"),
+		index.Fields("tenant_id", "gift_card_id", "status"),
 	}
 }
 

@@ -109,8 +109,6 @@ var (
 	TenantIDValidator func(string) error
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
-	// CustomerIDValidator is a validator for the "customer_id" field. It is called by the builders before save.
-	CustomerIDValidator func(string) error
 	// GiftCardIDValidator is a validator for the "gift_card_id" field. It is called by the builders before save.
 	GiftCardIDValidator func(string) error
 	// SessionValidator is a validator for the "session" field. It is called by the builders before save.

@@ -280,6 +280,16 @@ func CustomerIDHasSuffix(v string) predicate.WalletHold {
 	return predicate.WalletHold(sql.FieldHasSuffix(FieldCustomerID, v))
 }
 
+// CustomerIDIsNil applies the IsNil predicate on the "customer_id" field.
+func CustomerIDIsNil() predicate.WalletHold {
+	return predicate.WalletHold(sql.FieldIsNull(FieldCustomerID))
+}
+
+// CustomerIDNotNil applies the NotNil predicate on the "customer_id" field.
+func CustomerIDNotNil() predicate.WalletHold {
+	return predicate.WalletHold(sql.FieldNotNull(FieldCustomerID))
+}
+
 // CustomerIDEqualFold applies the EqualFold predicate on the "customer_id" field.
 func CustomerIDEqualFold(v string) predicate.WalletHold {
 	return predicate.WalletHold(sql.FieldEqualFold(FieldCustomerID, v))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
@@ -12,8 +13,12 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/giftcards"
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/domain/opt"
+	"github.com/fideliza/fideliza/domain/wallet"
+	"github.com/fideliza/fideliza/ent/walletentry"
+	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/viewer"
 )
 
@@ -93,6 +98,31 @@ func CPF(i int) string {
 	}
 	d1 := digit(base)
 	return base + string(d1) + string(digit(base+string(d1)))
+}
+
+// FundWallets credits each of the tenant's customers cashback cents and
+// issues cards gift cards of cardCents each, answering their codes.
+func FundWallets(t *testing.T, dbURL string, tn Tenant, cents int64, cards int, cardCents int64) []string {
+	t.Helper()
+	db := Open(t, dbURL)
+	defer db.Close()
+	a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
+	ctx := viewer.TenantContext(context.Background(), tn.ID)
+	w := wallet.Wallets{Dialect: db.Dialect, Now: time.Now}
+	for _, id := range tn.IDs {
+		require.NoError(t, db.InTx(ctx, func(tx storage.Tx) error {
+			_, err := w.Credit(ctx, tx.Ent, wallet.Move{CustomerID: id, Unit: wallet.Cashback, Cents: cents,
+				SourceKind: walletentry.SourceKindOrder, SourceID: new("seed"), Reason: "seed"})
+			return err
+		}))
+	}
+	issued, err := a.GiftCards.IssueGiftCards(ctx, giftcards.IssueInput{Count: &cards, Amount: new(wallet.Amount(cardCents))})
+	require.NoError(t, err)
+	codes := make([]string, len(issued.Cards))
+	for i, c := range issued.Cards {
+		codes[i] = c.Code
+	}
+	return codes
 }
 
 // TakePoints makes the tenant's programme take points as payment at the

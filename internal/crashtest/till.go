@@ -83,7 +83,7 @@ func (c *Till) Load(t *testing.T, workers int) (stop func()) {
 				if !ok {
 					return // every server is down
 				}
-				body, err := json.Marshal(c.sale(n, nil))
+				body, err := json.Marshal(c.sale(n))
 				if err != nil {
 					t.Error(err)
 					return
@@ -166,18 +166,26 @@ type PointsPayment struct {
 	Amount decimal.Decimal
 }
 
-// sale is the body of sale n: Line(n) sold to its customer, paid by PIX,
-// but for points when given.
-func (c *Till) sale(n int, points *PointsPayment) map[string]any {
+// Paid is a part of a sale paid with a hold: its method (POINTS,
+// CASHBACK, GIFT_CARD), the hold and the R$ it pays.
+type Paid struct {
+	Method, HoldID string
+	Amount         decimal.Decimal
+}
+
+// sale is the body of sale n: Line(n) sold to its customer, paid by PIX
+// but for the parts paid with holds.
+func (c *Till) sale(n int, paid ...Paid) map[string]any {
 	l := Line(n)
 	amount := json.Number(l.Amount.StringFixed(2))
-	payments := []any{map[string]any{"id": 1, "amount": amount, "method": "PIX"}}
-	if points != nil {
-		payments = []any{
-			map[string]any{"id": 1, "amount": json.Number(points.Amount.StringFixed(2)), "method": "POINTS", "holdId": points.HoldID},
-			map[string]any{"id": 2, "amount": json.Number(l.Amount.Sub(points.Amount).StringFixed(2)), "method": "PIX"},
-		}
+	payments := []any{}
+	rest := l.Amount
+	for i, p := range paid {
+		payments = append(payments, map[string]any{"id": i + 1, "amount": json.Number(p.Amount.StringFixed(2)),
+			"method": p.Method, "holdId": p.HoldID})
+		rest = rest.Sub(p.Amount)
 	}
+	payments = append(payments, map[string]any{"id": len(paid) + 1, "amount": json.Number(rest.StringFixed(2)), "method": "PIX"})
 	return map[string]any{
 		"protocol": "PARTNER_V1",
 		"customer": map[string]any{"id": c.Tenant.Docs[l.Customer], "type": "CPF"},
@@ -238,7 +246,35 @@ func (c *Till) Hold(t *testing.T, url string, n int, amount decimal.Decimal) Poi
 // and answers the status, 0 when the connection failed.
 func (c *Till) Register(t *testing.T, url string, n int, points PointsPayment) int {
 	t.Helper()
-	return c.post(t, url, "/sales", c.sale(n, &points), nil)
+	return c.RegisterPaid(t, url, n, Paid{Method: "POINTS", HoldID: points.HoldID, Amount: points.Amount})
+}
+
+// RegisterPaid sends sale n, the parts paid with holds, to the server at
+// url and answers the status, 0 when the connection failed.
+func (c *Till) RegisterPaid(t *testing.T, url string, n int, paid ...Paid) int {
+	t.Helper()
+	return c.post(t, url, "/sales", c.sale(n, paid...), nil)
+}
+
+// HoldWallet asks the server at url to hold amount of sale n of the
+// customer's cashback (code "") or of the gift card of code, as the till
+// does before registering a sale paid with them.
+func (c *Till) HoldWallet(t *testing.T, url string, n int, code string, amount decimal.Decimal) Paid {
+	t.Helper()
+	var out struct {
+		Hold struct {
+			ID string `json:"id"`
+		} `json:"hold"`
+	}
+	body := map[string]any{"sessionId": "sale-" + strconv.Itoa(n),
+		"customer": map[string]any{"id": c.Tenant.Docs[Line(n).Customer], "type": "CPF"},
+		"store":    map[string]any{"id": "LOJA-01"}, "wallet": "CASHBACK", "amount": json.Number(amount.StringFixed(2))}
+	if code != "" {
+		body["wallet"], body["giftCardCode"] = "GIFT_CARD", code
+	}
+	status := c.post(t, url, "/wallets/holds", body, &out)
+	require.Equal(t, http.StatusCreated, status, "%s hold of sale %d", body["wallet"], n)
+	return Paid{Method: body["wallet"].(string), HoldID: out.Hold.ID, Amount: amount}
 }
 
 // WaitProcessed waits until every stored sale is processed and every sale
